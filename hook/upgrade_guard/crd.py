@@ -1,0 +1,81 @@
+"""A CustomResourceDefinition as plain data: the facts about it that the rules ask for."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a document came from, for error messages and reports."""
+
+    file: str
+    document: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file} (document {self.document + 1})"
+
+
+@dataclass(frozen=True, eq=False)
+class Crd:
+    """One apiextensions.k8s.io/v1 CRD, already checked to have the shape the rules rely on."""
+
+    raw: Mapping[str, Any]
+    source: Source = field(default_factory=lambda: Source("<memory>"))
+
+    @property
+    def name(self) -> str:
+        return str(self.raw["metadata"]["name"])
+
+    @property
+    def spec(self) -> Mapping[str, Any]:
+        spec: Mapping[str, Any] = self.raw["spec"]
+        return spec
+
+    @property
+    def names(self) -> Mapping[str, Any]:
+        names: Mapping[str, Any] = self.spec.get("names") or {}
+        return names
+
+    @cached_property
+    def versions(self) -> dict[str, Mapping[str, Any]]:
+        return {str(version["name"]): version for version in self.spec.get("versions") or []}
+
+    @property
+    def served_versions(self) -> list[str]:
+        return [name for name, version in self.versions.items() if version.get("served")]
+
+    @property
+    def storage_version(self) -> str | None:
+        for name, version in self.versions.items():
+            if version.get("storage"):
+                return name
+        return None
+
+    @property
+    def stored_versions(self) -> list[str]:
+        """Versions objects may be stored at: status.storedVersions plus the storage version.
+
+        The apiserver records the storage version in status.storedVersions when the CRD is
+        created and never removes entries, so the storage version is always among them even
+        when the file read carries no status.
+        """
+        status = self.raw.get("status") or {}
+        stored = [str(name) for name in status.get("storedVersions") or []]
+        storage = self.storage_version
+        if storage is not None and storage not in stored:
+            stored.append(storage)
+        return stored
+
+    @property
+    def conversion_strategy(self) -> str:
+        conversion = self.spec.get("conversion") or {}
+        return str(conversion.get("strategy") or "None")
+
+    def schema_of(self, version: str) -> Mapping[str, Any]:
+        validation = self.versions[version].get("schema") or {}
+        root: Mapping[str, Any] = validation.get("openAPIV3Schema") or {}
+        return root

@@ -1,0 +1,233 @@
+"""The pure core: (old CRDs, new CRDs, policy, Kubernetes version) -> Outcome.
+
+Pairs CRDs by name and versions by name, runs every rule on what differs, reports any
+difference no rule accounts for, then applies the policy: severities, ratcheting, declared
+breaks. Reads no files and talks to no cluster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from itertools import permutations
+from typing import Any
+
+from upgrade_guard import rules, schema
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import Change, Finding, Outcome, Scope, Severity
+from upgrade_guard.policy import DEFAULT_POLICY, Policy
+from upgrade_guard.rules import crd_removed, declared_break_unused, unclassified_change
+from upgrade_guard.rules import served_versions_incompatible as served_pairs
+from upgrade_guard.rules.base import Rule
+
+RATCHETING_SINCE = (1, 30)
+
+_CRD_RULES = tuple(r for r in rules.ALL_RULES if r.scope is Scope.CRD and r.compare)
+_VERSION_RULES = tuple(r for r in rules.ALL_RULES if r.scope is Scope.VERSION and r.compare)
+_PROPERTY_RULES = tuple(r for r in rules.ALL_RULES if r.scope is Scope.PROPERTY and r.compare)
+_HANDLED_KEYWORDS = frozenset().union(*(r.handles for r in _PROPERTY_RULES))
+_HANDLED_VERSION_FIELDS = frozenset().union(*(r.handles for r in _VERSION_RULES))
+# Fields that say how a version is shown or announced, never what is stored or accepted.
+_VERSION_FIELDS_IGNORED = frozenset(
+    {"name", "served", "storage", "schema", "additionalPrinterColumns", "deprecated",
+     "deprecationWarning"}
+)
+_SPEC_FIELDS_HANDLED = frozenset(
+    {"group", "names", "scope", "versions", "conversion", "preserveUnknownFields"}
+)
+
+
+@dataclass(frozen=True)
+class _Raw:
+    """A change placed in its CRD and version, before the policy is applied."""
+
+    rule: Rule
+    crd: str
+    version: str | None
+    path: schema.Path | None
+    change: Change
+
+
+def compare_crds(
+    old: Mapping[str, Crd],
+    new: Mapping[str, Crd],
+    policy: Policy = DEFAULT_POLICY,
+    kube_version: tuple[int, int] | None = None,
+) -> Outcome:
+    """Every finding for replacing the old CRD set with the new one."""
+    raw: list[_Raw] = []
+    for name in sorted(old.keys() | new.keys()):
+        before, after = old.get(name), new.get(name)
+        if before is None:
+            continue
+        if after is None:
+            raw.extend(_raw(crd_removed.RULE, name, None, None, crd_removed.compare(before, None)))
+            continue
+        raw.extend(_crd_changes(before, after, policy))
+    findings = [f for f in (_judge(item, policy, kube_version) for item in raw) if f is not None]
+    findings = _apply_declared_breaks(findings, policy)
+    findings.sort(key=_report_order)
+    return Outcome(findings=tuple(findings), crds_compared=len(old.keys() & new.keys()))
+
+
+def _raw(
+    rule: Rule, crd: str, version: str | None, base: schema.Path | None, changes: Iterable[Change]
+) -> Iterator[_Raw]:
+    for change in changes:
+        path = None if base is None else base + (change.path or ())
+        yield _Raw(rule, crd, version, path, change)
+
+
+def _crd_changes(old: Crd, new: Crd, policy: Policy) -> Iterator[_Raw]:
+    for rule in _CRD_RULES:
+        yield from _raw(rule, new.name, None, None, rule.compare(old, new))  # type: ignore[misc]
+    yield from _raw(unclassified_change.RULE, new.name, None, None, _spec_catch_all(old, new))
+    for version in _versions_to_compare(old, new, policy):
+        old_version, new_version = old.versions[version], new.versions[version]
+        for rule in _VERSION_RULES:
+            changes = rule.compare(old_version, new_version)  # type: ignore[misc]
+            yield from _raw(rule, new.name, version, None, changes)
+        yield from _raw(unclassified_change.RULE, new.name, version, None,
+                        _version_catch_all(old_version, new_version))
+        for rule, path, change in schema_changes(old.schema_of(version), new.schema_of(version)):
+            yield _Raw(rule, new.name, version, path, change)
+    if new.conversion_strategy == "None":
+        yield from _served_pair_changes(old, new)
+
+
+def _versions_to_compare(old: Crd, new: Crd, policy: Policy) -> list[str]:
+    wanted = {old.storage_version, new.storage_version}
+    if not policy.storage_version_only:
+        wanted.update(new.served_versions)
+    return [version for version in new.versions if version in old.versions and version in wanted]
+
+
+def schema_changes(
+    old: schema.Node, new: schema.Node
+) -> list[tuple[Rule, schema.Path, Change]]:
+    """What the property rules find between two schemas, with one finding per subtree."""
+    found: list[tuple[Rule, schema.Path, Change]] = []
+    for path, old_node, new_node in schema.paired_locations(old, new):
+        for rule in _PROPERTY_RULES:
+            for change in rule.compare(old_node, new_node):  # type: ignore[misc]
+                found.append((rule, path + (change.path or ()), change))
+        leftover = _keyword_catch_all(old_node, new_node)
+        if leftover is not None:
+            found.append((unclassified_change.RULE, path, leftover))
+    covered = {path for rule, path, _ in found if rule.covers_subtree}
+    if not covered:
+        return found
+    return [item for item in found if not any(item[1][:n] in covered for n in range(len(item[1])))]
+
+
+def _unclassified(old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterable[str]) -> Change | None:
+    differing = sorted(key for key in keys if not schema.same_value(old.get(key), new.get(key)))
+    if not differing:
+        return None
+    return Change(
+        (),
+        f"unclassified change of {', '.join(differing)}",
+        {key: old.get(key) for key in differing if key in old},
+        {key: new.get(key) for key in differing if key in new},
+    )
+
+
+def _keyword_catch_all(old: schema.Node, new: schema.Node) -> Change | None:
+    keys = (old.keys() | new.keys()) - _HANDLED_KEYWORDS - schema.DOCUMENTATION_KEYWORDS
+    return _unclassified(old, new, keys)
+
+
+def _version_catch_all(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
+    keys = (old.keys() | new.keys()) - _VERSION_FIELDS_IGNORED - {"subresources"}
+    old_sub = {k: v for k, v in (old.get("subresources") or {}).items() if k != "status"}
+    new_sub = {k: v for k, v in (new.get("subresources") or {}).items() if k != "status"}
+    left = _unclassified(old, new, keys)
+    if left is not None:
+        yield replace(left, path=None)
+    sub = _unclassified(old_sub, new_sub, old_sub.keys() | new_sub.keys())
+    if sub is not None:
+        yield replace(sub, path=None, message="unclassified change of subresources."
+                      + sub.message.removeprefix("unclassified change of "))
+
+
+def _spec_catch_all(old: Crd, new: Crd) -> Iterator[Change]:
+    keys = (old.spec.keys() | new.spec.keys()) - _SPEC_FIELDS_HANDLED
+    left = _unclassified(old.spec, new.spec, keys)
+    if left is not None:
+        yield replace(left, path=None)
+
+
+def _served_pair_changes(old: Crd, new: Crd) -> Iterator[_Raw]:
+    """Disagreements between served versions of the new CRD that the old CRD did not have."""
+    for first, second in permutations(new.served_versions, 2):
+        known: set[tuple[str, schema.Path]] = set()
+        if first in old.versions and second in old.versions:
+            known = {
+                (rule.code, path)
+                for rule, path, _ in schema_changes(old.schema_of(first), old.schema_of(second))
+            }
+        for rule, path, change in schema_changes(new.schema_of(first), new.schema_of(second)):
+            if (rule.code, path) in known:
+                continue
+            message = (f"objects written as {first} and read as {second}: {change.message}"
+                       f" ({rule.code} {rule.name})")
+            yield _Raw(served_pairs.RULE, new.name, f"{first}->{second}", path,
+                       replace(change, message=message))
+
+
+def _judge(item: _Raw, policy: Policy, kube_version: tuple[int, int] | None) -> Finding | None:
+    severity = policy.severity_of(item.rule.code, item.rule.severity)
+    if severity is None:
+        return None
+    notes: list[str] = []
+    ratcheting = kube_version is not None and kube_version >= RATCHETING_SINCE
+    if item.change.ratchetable and ratcheting and not policy.strict and severity is Severity.ERROR:
+        severity = Severity.WARNING
+        notes.append(
+            f"Kubernetes {kube_version[0]}.{kube_version[1]} ratchets this check: stored"  # type: ignore[index]
+            " objects keep passing updates that leave the value unchanged; new objects and"
+            " changed values must satisfy it"
+        )
+    if policy.strict and severity is Severity.WARNING:
+        severity = Severity.ERROR
+        notes.append("strict profile: warnings refuse")
+    return Finding(
+        code=item.rule.code,
+        rule=item.rule.name,
+        severity=severity,
+        crd=item.crd,
+        version=item.version,
+        path=None if item.path is None else schema.render_path(item.path),
+        message=item.change.message,
+        old=item.change.old,
+        new=item.change.new,
+        notes=tuple(notes),
+    )
+
+
+def _apply_declared_breaks(findings: list[Finding], policy: Policy) -> list[Finding]:
+    used: set[int] = set()
+    result: list[Finding] = []
+    for finding in findings:
+        for index, declared in enumerate(policy.declared_breaks):
+            if declared.excuses(finding):
+                used.add(index)
+                finding = replace(finding, excused=declared.reason)
+                break
+        result.append(finding)
+    rule = declared_break_unused.RULE
+    for index, declared in enumerate(policy.declared_breaks):
+        if index not in used:
+            severity = policy.severity_of(rule.code, rule.severity)
+            if severity is not None:
+                result.append(Finding(
+                    code=rule.code, rule=rule.name, severity=severity, crd=declared.crd,
+                    version=declared.version, path=declared.path,
+                    message=f"declared break {declared} matches no finding of this change",
+                ))
+    return result
+
+
+def _report_order(finding: Finding) -> tuple[Any, ...]:
+    return (finding.crd, -finding.severity, finding.version or "", finding.path or "",
+            finding.code, finding.message)

@@ -1,0 +1,81 @@
+"""The vocabulary every layer shares: severities, findings, outcomes and exit codes."""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class Severity(enum.IntEnum):
+    INFO = 1
+    WARNING = 2
+    ERROR = 3
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+class ExitCode(enum.IntEnum):
+    SAFE = 0
+    REFUSED = 1
+    BAD_INPUT = 2
+    CLUSTER_UNREACHABLE = 3
+
+
+class Scope(enum.Enum):
+    """Where a rule looks: the whole CRD, one version, one schema node, or version pairs."""
+
+    CRD = "crd"
+    VERSION = "version"
+    PROPERTY = "property"
+    SERVED_VERSIONS = "served-versions"
+
+
+@dataclass(frozen=True)
+class Change:
+    """What a rule reports before the engine knows its CRD, version and final severity."""
+
+    path: tuple[str, ...] | None
+    message: str
+    old: Any = None
+    new: Any = None
+    keyword: str | None = None
+    ratchetable: bool = False
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    rule: str
+    severity: Severity
+    crd: str
+    version: str | None
+    path: str | None
+    message: str
+    old: Any = None
+    new: Any = None
+    excused: str | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def refuses(self) -> bool:
+        return self.severity is Severity.ERROR and self.excused is None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    findings: tuple[Finding, ...] = field(default_factory=tuple)
+    crds_compared: int = 0
+
+    @property
+    def safe(self) -> bool:
+        return not any(finding.refuses for finding in self.findings)
+
+    @property
+    def verdict(self) -> str:
+        return "safe" if self.safe else "unsafe"
+
+    @property
+    def exit_code(self) -> ExitCode:
+        return ExitCode.SAFE if self.safe else ExitCode.REFUSED

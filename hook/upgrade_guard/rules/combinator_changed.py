@@ -1,0 +1,43 @@
+"""UG218 combinator-changed
+
+What it flags: allOf, anyOf, oneOf or not added to a value location or changed in anything
+but documentation. One finding per keyword; what changed inside is not judged, because a
+tightening inside not or one branch of anyOf can loosen the whole.
+
+Why it matters: stored values may fail the new combination, and the apiserver never ratchets
+anything under allOf, anyOf, oneOf or not, so every update of such an object fails.
+
+Allowed: the keyword removed, or only descriptions inside it changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from upgrade_guard import schema
+from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard.rules.base import Rule
+
+
+def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
+    for keyword in schema.JUNCTORS:
+        after = schema.without_documentation(new.get(keyword))
+        if after is None:
+            continue
+        before = schema.without_documentation(old.get(keyword))
+        if before is None:
+            yield Change((), f"{keyword} added", None, after, keyword=keyword)
+        elif not schema.same_value(before, after):
+            yield Change((), f"{keyword} changed", before, after, keyword=keyword)
+
+
+RULE = Rule(
+    code="UG218",
+    name="combinator-changed",
+    severity=Severity.ERROR,
+    scope=Scope.PROPERTY,
+    summary="allOf, anyOf, oneOf or not was added or changed.",
+    compare=compare,
+    doc=__doc__ or "",
+    handles=frozenset(schema.JUNCTORS),
+)

@@ -1,0 +1,25 @@
+"""UG902 declared-break-unused
+
+What it flags: a declared break in the policy that excuses no finding of this comparison.
+
+Why it matters: a declaration that no longer matches (the path moved, the break was reverted,
+or it was written for another release) would otherwise linger and later excuse a break nobody
+reviewed. Declarations are kept exact: one finding, one reason.
+
+Allowed: every declared break matches at least one finding.
+The engine computes this rule from the policy, so this module only declares it.
+"""
+
+from __future__ import annotations
+
+from upgrade_guard.findings import Scope, Severity
+from upgrade_guard.rules.base import Rule
+
+RULE = Rule(
+    code="UG902",
+    name="declared-break-unused",
+    severity=Severity.ERROR,
+    scope=Scope.CRD,
+    summary="A declared break in the policy matches no finding.",
+    doc=__doc__ or "",
+)

@@ -1,0 +1,45 @@
+"""UG207 enum-restricted
+
+What it flags: an enum introduced on an existing field, or a value removed from its enum.
+
+Why it matters: stored objects holding a value outside the new enum can no longer be created
+as they are, and without validation ratcheting (before Kubernetes 1.30) any update of them
+fails, even one that does not touch the field. The apiserver ratchets this check from 1.30:
+unchanged values survive updates.
+
+Allowed: a value added to the enum, or the enum removed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from upgrade_guard import schema
+from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard.rules.base import Rule
+
+
+def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
+    before, after = old.get("enum"), new.get("enum")
+    if after is None:
+        return
+    if before is None:
+        yield Change((), f"enum introduced: {schema.short(after)}", None, after, ratchetable=True)
+        return
+    removed = [value for value in before if not any(schema.same_value(value, kept) for kept in after)]
+    if removed:
+        yield Change(
+            (), f"enum values removed: {schema.short(removed)}", before, after, ratchetable=True
+        )
+
+
+RULE = Rule(
+    code="UG207",
+    name="enum-restricted",
+    severity=Severity.ERROR,
+    scope=Scope.PROPERTY,
+    summary="An enum was introduced or lost values.",
+    compare=compare,
+    doc=__doc__ or "",
+    handles=frozenset({"enum"}),
+)

@@ -1,0 +1,46 @@
+"""UG102 identity-changed
+
+What it flags: a change of spec.group, spec.names.plural, spec.names.kind or
+spec.names.listKind.
+
+Why it matters: the apiserver never allows group or plural to change (they make up the CRD's
+name) and refuses a kind or listKind change once the CRD is Established, so the upgrade fails
+at the CRD update; clients keyed on the old kind break as well.
+
+Allowed: a change of spec.names.singular or spec.names.categories.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard.rules.base import Rule
+
+_FIELDS = (("group", "spec.group"), ("plural", "spec.names.plural"),
+           ("kind", "spec.names.kind"), ("listKind", "spec.names.listKind"))
+
+
+def _value(crd: Crd, field: str) -> object:
+    if field == "group":
+        return crd.spec.get("group")
+    return crd.names.get(field)
+
+
+def compare(old: Crd, new: Crd) -> Iterator[Change]:
+    for field, where in _FIELDS:
+        before, after = _value(old, field), _value(new, field)
+        if before != after:
+            yield Change(None, f"{where} changed from {before!r} to {after!r}", before, after)
+
+
+RULE = Rule(
+    code="UG102",
+    name="identity-changed",
+    severity=Severity.ERROR,
+    scope=Scope.CRD,
+    summary="The CRD's group, plural, kind or listKind changed.",
+    compare=compare,
+    doc=__doc__ or "",
+)

@@ -1,0 +1,40 @@
+"""UG206 int-or-string-removed
+
+What it flags: x-kubernetes-int-or-string: true removed from a value location.
+
+Why it matters: stored values of whichever of the two types the new schema no longer accepts
+fail validation (a port stored as "http" under a new type: integer), and clients decoding the
+field as one type fail on objects stored with the other.
+
+Allowed: x-kubernetes-int-or-string: true added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard.rules.base import Rule
+from upgrade_guard.schema import Node
+
+
+def compare(old: Node, new: Node) -> Iterator[Change]:
+    if old.get("x-kubernetes-int-or-string") is True and new.get(
+        "x-kubernetes-int-or-string"
+    ) is not True:
+        yield Change(
+            (), f"x-kubernetes-int-or-string removed (type now {new.get('type') or 'any'})",
+            True, new.get("type"),
+        )
+
+
+RULE = Rule(
+    code="UG206",
+    name="int-or-string-removed",
+    severity=Severity.ERROR,
+    scope=Scope.PROPERTY,
+    summary="x-kubernetes-int-or-string was removed.",
+    compare=compare,
+    doc=__doc__ or "",
+    handles=frozenset({"x-kubernetes-int-or-string"}),
+)

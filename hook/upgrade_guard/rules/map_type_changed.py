@@ -1,0 +1,37 @@
+"""UG215 map-type-changed
+
+What it flags: x-kubernetes-map-type changed (absent means granular).
+
+Why it matters: server-side apply merges a granular map key by key and replaces an atomic map
+whole, so field ownership recorded in stored objects' managedFields no longer matches, and the
+next apply by a controller or GitOps tool can take over or drop keys others set.
+
+Allowed: map-type granular written out where it was absent (the same thing).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard.rules.base import Rule
+from upgrade_guard.schema import Node
+
+
+def compare(old: Node, new: Node) -> Iterator[Change]:
+    before = old.get("x-kubernetes-map-type") or "granular"
+    after = new.get("x-kubernetes-map-type") or "granular"
+    if before != after:
+        yield Change((), f"map type changed: {before} -> {after}", before, after)
+
+
+RULE = Rule(
+    code="UG215",
+    name="map-type-changed",
+    severity=Severity.ERROR,
+    scope=Scope.PROPERTY,
+    summary="A map type changed.",
+    compare=compare,
+    doc=__doc__ or "",
+    handles=frozenset({"x-kubernetes-map-type"}),
+)

@@ -1,0 +1,37 @@
+"""UG216 preserve-unknown-fields-removed
+
+What it flags: x-kubernetes-preserve-unknown-fields: true removed from a value location.
+
+Why it matters: the subtree is pruned from then on: every stored field the schema does not
+declare vanishes from reads at once and is lost at the next write. Silent data loss.
+
+Allowed: x-kubernetes-preserve-unknown-fields: true added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard.rules.base import Rule
+from upgrade_guard.schema import Node
+
+
+def compare(old: Node, new: Node) -> Iterator[Change]:
+    if old.get("x-kubernetes-preserve-unknown-fields") is True and new.get(
+        "x-kubernetes-preserve-unknown-fields"
+    ) is not True:
+        yield Change((), "x-kubernetes-preserve-unknown-fields removed: undeclared stored fields"
+                     " are pruned", True, None)
+
+
+RULE = Rule(
+    code="UG216",
+    name="preserve-unknown-fields-removed",
+    severity=Severity.ERROR,
+    scope=Scope.PROPERTY,
+    summary="x-kubernetes-preserve-unknown-fields was removed; unknown fields get pruned.",
+    compare=compare,
+    doc=__doc__ or "",
+    handles=frozenset({"x-kubernetes-preserve-unknown-fields"}),
+)

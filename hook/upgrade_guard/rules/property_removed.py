@@ -1,0 +1,46 @@
+"""UG201 property-removed
+
+What it flags: a value location (a property, array items, additionalProperties) of the old
+schema that the new schema no longer declares, reported once at the highest removed path
+(the engine does not walk below it).
+
+Why it matters: the apiserver prunes undeclared fields when it decodes an object from etcd
+and before it stores one, so every stored value there vanishes from reads at once and is lost
+at the next write. This is silent data loss, not a validation error.
+
+Allowed: the same removal under a parent that sets x-kubernetes-preserve-unknown-fields: true
+or declares additionalProperties, so the values are kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from upgrade_guard import schema
+from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard.rules.base import Rule
+
+
+def _keeps_unknown(node: schema.Node, part: str) -> bool:
+    if schema.preserves_unknown_fields(node):
+        return True
+    return part != schema.ADDITIONAL and node.get("additionalProperties") not in (None, False)
+
+
+def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
+    kept = {part for part, _ in schema.children(new)}
+    for part, _ in schema.children(old):
+        if part not in kept and not _keeps_unknown(new, part):
+            yield Change((part,), "removed from the schema: stored values are pruned on read")
+
+
+RULE = Rule(
+    code="UG201",
+    name="property-removed",
+    severity=Severity.ERROR,
+    scope=Scope.PROPERTY,
+    summary="A field was removed from the schema; its stored values are pruned.",
+    compare=compare,
+    doc=__doc__ or "",
+    handles=frozenset({"properties", "items", "additionalProperties"}),
+)

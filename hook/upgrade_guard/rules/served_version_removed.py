@@ -1,0 +1,37 @@
+"""UG105 served-version-removed
+
+What it flags: a version served by the old CRD that the new CRD removes or sets to
+served: false.
+
+Why it matters: every client, manifest and controller still using that apiVersion gets
+404 Not Found; GitOps tools fail to apply manifests written against it.
+
+Allowed: a new served version added beside the old one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard.rules.base import Rule
+
+
+def compare(old: Crd, new: Crd) -> Iterator[Change]:
+    for version in old.served_versions:
+        if version not in new.versions:
+            yield Change(None, f"served version {version} removed", old=version)
+        elif version not in new.served_versions:
+            yield Change(None, f"version {version} is no longer served", old=version)
+
+
+RULE = Rule(
+    code="UG105",
+    name="served-version-removed",
+    severity=Severity.ERROR,
+    scope=Scope.CRD,
+    summary="A served version was removed or set to served: false.",
+    compare=compare,
+    doc=__doc__ or "",
+)

@@ -1,0 +1,28 @@
+"""UG110 served-versions-incompatible
+
+What it flags: with conversion strategy None, two served versions of the new CRD whose
+schemas disagree in a way the schema rules would refuse between releases, where the old CRD
+did not already have that disagreement. The finding names the pair as ``A->B`` (objects
+written as A, read and written back as B) and the schema rule that found it.
+
+Why it matters: strategy None converts by rewriting apiVersion only, so an object stored
+through one version is read, defaulted, pruned and validated by the other version's schema.
+
+Allowed: served versions with identical schemas, or differences the old CRD already had.
+The engine computes this rule (it reuses the schema rules), so this module only declares it.
+"""
+
+from __future__ import annotations
+
+from upgrade_guard.findings import Scope, Severity
+from upgrade_guard.rules.base import Rule
+
+
+RULE = Rule(
+    code="UG110",
+    name="served-versions-incompatible",
+    severity=Severity.ERROR,
+    scope=Scope.SERVED_VERSIONS,
+    summary="Served versions of the new CRD disagree and conversion is None.",
+    doc=__doc__ or "",
+)

@@ -1,0 +1,41 @@
+"""UG109 status-subresource-removed
+
+What it flags: a version that had subresources.status and no longer has it.
+
+Why it matters: the operator's writes to /status start failing with 404, and without the
+subresource a main-resource update may overwrite .status, so users can change what the
+controller reported.
+
+Allowed: the status subresource added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from collections.abc import Mapping
+from typing import Any
+
+from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard.rules.base import Rule
+
+
+def _has_status(version: Mapping[str, Any]) -> bool:
+    return "status" in (version.get("subresources") or {})
+
+
+def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
+    if _has_status(old) and not _has_status(new):
+        yield Change(None, "status subresource removed")
+
+
+RULE = Rule(
+    code="UG109",
+    name="status-subresource-removed",
+    severity=Severity.ERROR,
+    scope=Scope.VERSION,
+    summary="The status subresource was removed.",
+    compare=compare,
+    doc=__doc__ or "",
+    handles=frozenset({"subresources.status"}),
+)

@@ -1,0 +1,42 @@
+"""UG104 stored-version-removed
+
+What it flags: a version objects may be stored at (status.storedVersions of the live CRD, and
+always its storage version) that the new spec.versions no longer lists.
+
+Why it matters: the apiserver refuses the CRD update ("status.storedVersions[0]: Invalid
+value: ... must appear in spec.versions"), and objects still stored at that version could not
+be decoded. A storage migration must rewrite them and trim status.storedVersions first.
+
+Allowed: the version kept in spec.versions with served: false.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard.rules.base import Rule
+
+
+def compare(old: Crd, new: Crd) -> Iterator[Change]:
+    for version in old.stored_versions:
+        if version not in new.versions:
+            yield Change(
+                None,
+                f"version {version} may hold stored objects but is missing from spec.versions;"
+                " the apiserver refuses this update until a storage migration removes it"
+                " from status.storedVersions",
+                old=version,
+            )
+
+
+RULE = Rule(
+    code="UG104",
+    name="stored-version-removed",
+    severity=Severity.ERROR,
+    scope=Scope.CRD,
+    summary="A version in status.storedVersions is missing from the new spec.versions.",
+    compare=compare,
+    doc=__doc__ or "",
+)

@@ -1,0 +1,51 @@
+"""UG213 validation-rule-added
+
+What it flags: an x-kubernetes-validations (CEL) rule whose expression is new, or whose
+optionalOldSelf changed. A rule that uses oldSelf is a transition rule: it runs on UPDATE
+only, compares against the stored object, and is never ratcheted.
+
+Why it matters: stored objects that break the new rule can no longer be created as they are;
+updates of them (including an operator's status writes, since CEL rules see the whole object)
+fail before Kubernetes 1.30. From 1.30 rules without oldSelf are ratcheted.
+
+Allowed: a rule removed, or only its message, messageExpression, reason or fieldPath changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from upgrade_guard import schema
+from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard.rules.base import Rule
+
+
+def _by_expression(node: schema.Node) -> dict[str, Mapping[str, Any]]:
+    return {str(entry.get("rule")): entry for entry in node.get("x-kubernetes-validations") or []}
+
+
+def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
+    before = _by_expression(old)
+    for expression, entry in _by_expression(new).items():
+        transition = schema.uses_old_self(expression)
+        kind = "transition rule" if transition else "rule"
+        previous = before.get(expression)
+        if previous is None:
+            yield Change((), f"CEL {kind} added: {expression}", None, expression,
+                         ratchetable=not transition)
+        elif bool(previous.get("optionalOldSelf")) != bool(entry.get("optionalOldSelf")):
+            yield Change((), f"optionalOldSelf changed on CEL {kind}: {expression}",
+                         previous.get("optionalOldSelf"), entry.get("optionalOldSelf"))
+
+
+RULE = Rule(
+    code="UG213",
+    name="validation-rule-added",
+    severity=Severity.ERROR,
+    scope=Scope.PROPERTY,
+    summary="A CEL validation rule was added or changed.",
+    compare=compare,
+    doc=__doc__ or "",
+    handles=frozenset({"x-kubernetes-validations"}),
+)
