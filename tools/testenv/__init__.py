@@ -1,0 +1,46 @@
+"""Real Kubernetes parts for upgrade-guard's cluster tests (issue 3).
+
+Build the binaries once with ``tools/kube-testenv/build.sh``; then:
+
+* :class:`ControlPlane` starts etcd + kube-apiserver (RBAC, token users, SA tokens);
+* :class:`FakeKubelet` lets ``pods/log`` read what the Job runner recorded;
+* :class:`JobRunner` runs hook Jobs as local processes and writes their status;
+* :class:`CRDTrial` / :func:`evolve` record what the apiserver does with a CRD change.
+"""
+
+from .binaries import BIN_ENV, BUILD_COMMAND, Binaries, find_binaries, kubernetes_version
+from .cluster import Cluster
+from .controlplane import ADMIN_USER, RESTRICTED_USERS, ControlPlane, ServiceAccount, User
+from .crds import Attempt, CRDTrial, Evolution, evolve, storage_version
+from .jobrunner import JobHandle, JobOutcome, JobRun, JobRunner
+from .kube import JSON, Kube, KubeError, api_path, wait_for
+from .kubelet import FakeKubelet
+
+__all__ = [
+    "ADMIN_USER",
+    "BIN_ENV",
+    "BUILD_COMMAND",
+    "JSON",
+    "RESTRICTED_USERS",
+    "Attempt",
+    "Binaries",
+    "CRDTrial",
+    "Cluster",
+    "ControlPlane",
+    "Evolution",
+    "FakeKubelet",
+    "JobHandle",
+    "JobOutcome",
+    "JobRun",
+    "JobRunner",
+    "Kube",
+    "KubeError",
+    "ServiceAccount",
+    "User",
+    "api_path",
+    "evolve",
+    "find_binaries",
+    "kubernetes_version",
+    "storage_version",
+    "wait_for",
+]

@@ -1,0 +1,197 @@
+"""Fixtures for tests against a real kube-apiserver + etcd, helm and kubectl.
+
+Every test under tests/cluster/ is marked ``cluster``. The binaries come from
+``tools/kube-testenv/build.sh`` (cache dir, or ``$UG_TESTENV_BIN``). When they are
+missing the tests are skipped with one line saying how to build them, except under
+``CI=true``, where a missing binary or a control plane that does not start fails the run.
+One control plane serves the whole session; each test works in its own namespace.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tools"))
+
+from testenv import (  # noqa: E402
+    BUILD_COMMAND,
+    Binaries,
+    Cluster,
+    ControlPlane,
+    FakeKubelet,
+    JobRunner,
+    find_binaries,
+)
+
+HERE = Path(__file__).resolve().parent
+CHARTS = HERE / "charts"
+VENV_BIN = REPO / ".venv" / "bin"
+IN_CI = os.environ.get("CI", "").lower() == "true"
+_STARTUP_KEY = pytest.StashKey[str]()
+
+
+def _missing_message(binaries: Binaries) -> str | None:
+    missing = binaries.missing()
+    if not missing:
+        return None
+    return (
+        f"cluster tests skipped: {', '.join(missing)} not built in {binaries.bin_dir}; "
+        f"enable them with `{BUILD_COMMAND}` (needs Go >= 1.25; ~4-20 min once, then cached)"
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    message = _missing_message(find_binaries())
+    for item in items:
+        if HERE in Path(str(item.fspath)).resolve().parents:
+            item.add_marker(pytest.mark.cluster)
+            if message and not IN_CI:
+                item.add_marker(pytest.mark.skip(reason=message))
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    line = config.stash.get(_STARTUP_KEY, None)
+    if line:
+        terminalreporter.write_line(line)
+
+
+@pytest.fixture(scope="session")
+def testenv_binaries() -> Binaries:
+    binaries = find_binaries()
+    message = _missing_message(binaries)
+    if message:
+        if IN_CI:
+            pytest.fail(f"CI=true: {message}", pytrace=False)
+        pytest.skip(message)
+    return binaries
+
+
+@pytest.fixture(scope="session")
+def control_plane(
+    testenv_binaries: Binaries, pytestconfig: pytest.Config
+) -> Iterator[ControlPlane]:
+    cp = ControlPlane(testenv_binaries)
+    try:
+        cp.start()
+    except Exception as exc:
+        pytest.fail(f"test control plane did not start: {exc}", pytrace=False)
+    version = cp.admin.get("/version")["gitVersion"]
+    line = (
+        f"testenv: etcd + kube-apiserver {version} ready in {cp.startup_seconds:.1f}s "
+        f"at {cp.server}"
+    )
+    pytestconfig.stash[_STARTUP_KEY] = line
+    print(f"\n{line}", file=sys.stderr)
+    try:
+        yield cp
+    finally:
+        cp.stop()
+
+
+@pytest.fixture(scope="session")
+def fake_kubelet(control_plane: ControlPlane) -> Iterator[FakeKubelet]:
+    kubelet = FakeKubelet(control_plane).start()
+    try:
+        yield kubelet
+    finally:
+        kubelet.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster(control_plane: ControlPlane, testenv_binaries: Binaries) -> Cluster:
+    """Session-wide: admin kubeconfig, admin clients, ``make_service_account``."""
+    return Cluster(
+        venv_bin=VENV_BIN,
+        control_plane=control_plane,
+        binaries=testenv_binaries,
+        kubeconfig=control_plane.admin_kubeconfig,
+        admin=control_plane.admin,
+        api_client=control_plane.api_client(control_plane.admin_kubeconfig),
+    )
+
+
+@pytest.fixture
+def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> str:
+    """A fresh namespace per test (never deleted: no namespace controller runs)."""
+    base = request.node.name.removeprefix("test_").replace("_", "-").lower()
+    base = "".join(c for c in base if c.isalnum() or c == "-")[:40].strip("-")
+    name = f"{base}-{secrets.token_hex(3)}"
+    cluster.admin.ensure_namespace(name)
+    return name
+
+
+@pytest.fixture
+def job_runner(cluster: Cluster, fake_kubelet: FakeKubelet, tmp_path: Path) -> Iterator[JobRunner]:
+    """Plays kubelet + Job controller for the Jobs a test names with ``expect(ns, name)``."""
+    runner = JobRunner(
+        cluster.control_plane,
+        fake_kubelet,
+        tmp_path / "jobs",
+        path_prepend=[VENV_BIN, cluster.binaries.bin_dir],
+    ).start()
+    try:
+        yield runner
+    finally:
+        runner.stop()
+
+
+ToolRunner = Callable[..., subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="session")
+def helm_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("helm-home")
+
+
+@pytest.fixture
+def helm(cluster: Cluster, helm_home: Path) -> ToolRunner:
+    """``helm(*args, kubeconfig=None, timeout=180)`` -> CompletedProcess (not checked)."""
+
+    def run(
+        *args: str, kubeconfig: Path | None = None, timeout: float = 180
+    ) -> subprocess.CompletedProcess[str]:
+        env = cluster.env(kubeconfig)
+        for var, sub in (
+            ("HELM_CACHE_HOME", "cache"),
+            ("HELM_CONFIG_HOME", "config"),
+            ("HELM_DATA_HOME", "data"),
+        ):
+            env[var] = str(helm_home / sub)
+        return subprocess.run(
+            [str(cluster.binaries.helm), *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run
+
+
+@pytest.fixture
+def kubectl(cluster: Cluster) -> ToolRunner:
+    """``kubectl(*args, kubeconfig=None)`` -> CompletedProcess (not checked)."""
+
+    def run(
+        *args: str, kubeconfig: Path | None = None, timeout: float = 60
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(cluster.binaries.kubectl), *args],
+            env=cluster.env(kubeconfig),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run
