@@ -13,7 +13,7 @@ import os
 import secrets
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,7 @@ from testenv import (  # noqa: E402
     ControlPlane,
     FakeKubelet,
     JobRunner,
+    ToolRunner,
     find_binaries,
 )
 
@@ -142,9 +143,6 @@ def job_runner(cluster: Cluster, fake_kubelet: FakeKubelet, tmp_path: Path) -> I
         yield runner
     finally:
         runner.stop()
-
-
-ToolRunner = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ Build the binaries once with ``tools/kube-testenv/build.sh``; then:
 """
 
 from .binaries import BIN_ENV, BUILD_COMMAND, Binaries, find_binaries, kubernetes_version
-from .cluster import Cluster
+from .cluster import Cluster, ToolRunner
 from .controlplane import ADMIN_USER, RESTRICTED_USERS, ControlPlane, ServiceAccount, User
 from .crds import Attempt, CRDTrial, Evolution, evolve, storage_version
 from .jobrunner import JobHandle, JobOutcome, JobRun, JobRunner
@@ -36,6 +36,7 @@ __all__ = [
     "Kube",
     "KubeError",
     "ServiceAccount",
+    "ToolRunner",
     "User",
     "api_path",
     "evolve",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+import subprocess
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,9 @@ import yaml
 from .binaries import Binaries
 from .controlplane import ControlPlane
 from .kube import JSON, Kube
+
+# helm(*args, kubeconfig=None, timeout=...) / kubectl(...) fixtures: run, capture, don't check.
+ToolRunner = Callable[..., subprocess.CompletedProcess[str]]
 
 
 @dataclass

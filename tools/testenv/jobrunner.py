@@ -45,6 +45,7 @@ import copy
 import os
 import re
 import secrets
+import selectors
 import signal
 import subprocess
 import threading
@@ -53,7 +54,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from .controlplane import ControlPlane
 from .kube import JSON, KubeError
@@ -667,28 +667,38 @@ class JobRunner:
         with self._lock:
             self._procs.add(proc)
 
-        def pump(stream: Any, label: str) -> None:
-            for line in iter(stream.readline, b""):
-                with lock:
-                    chunks.append((label, line))
-            stream.close()
-
-        readers = [
-            threading.Thread(target=pump, args=(proc.stdout, "stdout"), daemon=True),
-            threading.Thread(target=pump, args=(proc.stderr, "stderr"), daemon=True),
-        ]
-        for r in readers:
-            r.start()
+        reader = threading.Thread(target=_pump, args=(proc, chunks, lock), daemon=True)
+        reader.start()
         try:
             code = proc.wait(timeout=max(timeout, 0.1))
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             code = proc.wait()
-        for r in readers:
-            r.join(timeout=10)
+        reader.join(timeout=10)
         with self._lock:
             self._procs.discard(proc)
         return code
+
+
+def _pump(
+    proc: subprocess.Popen[bytes], chunks: list[tuple[str, bytes]], lock: threading.Lock
+) -> None:
+    """Read stdout and stderr in one thread, in arrival order (as a container log would)."""
+    assert proc.stdout is not None and proc.stderr is not None
+    labels = {proc.stdout.fileno(): "stdout", proc.stderr.fileno(): "stderr"}
+    with selectors.DefaultSelector() as sel:
+        for fd in labels:
+            sel.register(fd, selectors.EVENT_READ)
+        while sel.get_map():
+            for key, _ in sel.select():
+                data = os.read(key.fd, 65536)
+                if not data:
+                    sel.unregister(key.fd)
+                    continue
+                with lock:
+                    chunks.append((labels[key.fd], data))
+    proc.stdout.close()
+    proc.stderr.close()
 
 
 _VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
