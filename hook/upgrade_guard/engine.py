@@ -29,8 +29,15 @@ _HANDLED_KEYWORDS = frozenset().union(*(r.handles for r in _PROPERTY_RULES))
 _HANDLED_VERSION_FIELDS = frozenset().union(*(r.handles for r in _VERSION_RULES))
 # Fields that say how a version is shown or announced, never what is stored or accepted.
 _VERSION_FIELDS_IGNORED = frozenset(
-    {"name", "served", "storage", "schema", "additionalPrinterColumns", "deprecated",
-     "deprecationWarning"}
+    {
+        "name",
+        "served",
+        "storage",
+        "schema",
+        "additionalPrinterColumns",
+        "deprecated",
+        "deprecationWarning",
+    }
 )
 _SPEC_FIELDS_HANDLED = frozenset(
     {"group", "names", "scope", "versions", "conversion", "preserveUnknownFields"}
@@ -87,8 +94,13 @@ def _crd_changes(old: Crd, new: Crd, policy: Policy) -> Iterator[_Raw]:
         for rule in _VERSION_RULES:
             changes = rule.compare(old_version, new_version)  # type: ignore[misc]
             yield from _raw(rule, new.name, version, None, changes)
-        yield from _raw(unclassified_change.RULE, new.name, version, None,
-                        _version_catch_all(old_version, new_version))
+        yield from _raw(
+            unclassified_change.RULE,
+            new.name,
+            version,
+            None,
+            _version_catch_all(old_version, new_version),
+        )
         for rule, path, change in schema_changes(old.schema_of(version), new.schema_of(version)):
             yield _Raw(rule, new.name, version, path, change)
     if new.conversion_strategy == "None":
@@ -102,9 +114,7 @@ def _versions_to_compare(old: Crd, new: Crd, policy: Policy) -> list[str]:
     return [version for version in new.versions if version in old.versions and version in wanted]
 
 
-def schema_changes(
-    old: schema.Node, new: schema.Node
-) -> list[tuple[Rule, schema.Path, Change]]:
+def schema_changes(old: schema.Node, new: schema.Node) -> list[tuple[Rule, schema.Path, Change]]:
     """What the property rules find between two schemas, with one finding per subtree."""
     found: list[tuple[Rule, schema.Path, Change]] = []
     for path, old_node, new_node in schema.paired_locations(old, new):
@@ -120,7 +130,9 @@ def schema_changes(
     return [item for item in found if not any(item[1][:n] in covered for n in range(len(item[1])))]
 
 
-def _unclassified(old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterable[str]) -> Change | None:
+def _unclassified(
+    old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterable[str]
+) -> Change | None:
     differing = sorted(key for key in keys if not schema.same_value(old.get(key), new.get(key)))
     if not differing:
         return None
@@ -146,8 +158,12 @@ def _version_catch_all(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterat
         yield replace(left, path=None)
     sub = _unclassified(old_sub, new_sub, old_sub.keys() | new_sub.keys())
     if sub is not None:
-        yield replace(sub, path=None, message="unclassified change of subresources."
-                      + sub.message.removeprefix("unclassified change of "))
+        yield replace(
+            sub,
+            path=None,
+            message="unclassified change of subresources."
+            + sub.message.removeprefix("unclassified change of "),
+        )
 
 
 def _spec_catch_all(old: Crd, new: Crd) -> Iterator[Change]:
@@ -169,10 +185,17 @@ def _served_pair_changes(old: Crd, new: Crd) -> Iterator[_Raw]:
         for rule, path, change in schema_changes(new.schema_of(first), new.schema_of(second)):
             if (rule.code, path) in known:
                 continue
-            message = (f"objects written as {first} and read as {second}: {change.message}"
-                       f" ({rule.code} {rule.name})")
-            yield _Raw(served_pairs.RULE, new.name, f"{first}->{second}", path,
-                       replace(change, message=message))
+            message = (
+                f"objects written as {first} and read as {second}: {change.message}"
+                f" ({rule.code} {rule.name})"
+            )
+            yield _Raw(
+                served_pairs.RULE,
+                new.name,
+                f"{first}->{second}",
+                path,
+                replace(change, message=message),
+            )
 
 
 def _judge(item: _Raw, policy: Policy, kube_version: tuple[int, int] | None) -> Finding | None:
@@ -220,14 +243,26 @@ def _apply_declared_breaks(findings: list[Finding], policy: Policy) -> list[Find
         if index not in used:
             severity = policy.severity_of(rule.code, rule.severity)
             if severity is not None:
-                result.append(Finding(
-                    code=rule.code, rule=rule.name, severity=severity, crd=declared.crd,
-                    version=declared.version, path=declared.path,
-                    message=f"declared break {declared} matches no finding of this change",
-                ))
+                result.append(
+                    Finding(
+                        code=rule.code,
+                        rule=rule.name,
+                        severity=severity,
+                        crd=declared.crd,
+                        version=declared.version,
+                        path=declared.path,
+                        message=f"declared break {declared} matches no finding of this change",
+                    )
+                )
     return result
 
 
 def _report_order(finding: Finding) -> tuple[Any, ...]:
-    return (finding.crd, -finding.severity, finding.version or "", finding.path or "",
-            finding.code, finding.message)
+    return (
+        finding.crd,
+        -finding.severity,
+        finding.version or "",
+        finding.path or "",
+        finding.code,
+        finding.message,
+    )

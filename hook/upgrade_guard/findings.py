@@ -21,6 +21,7 @@ class ExitCode(enum.IntEnum):
     REFUSED = 1
     BAD_INPUT = 2
     CLUSTER_UNREACHABLE = 3
+    INTERNAL_ERROR = 4
 
 
 class Scope(enum.Enum):

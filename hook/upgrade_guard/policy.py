@@ -1,16 +1,16 @@
 """The policy file: per-rule severities, the strict profile, and declared breaks.
 
-    profile: default            # or strict: warnings refuse too, and ratcheting is ignored
-    versions: served            # or storage: which versions present on both sides to compare
-    rules:
-      UG107: error              # a code or a rule name -> error | warning | info | ignore
-      default-changed: warning
-    declared-breaks:
-      - crd: widgets.example.com
-        rule: UG201             # code or name
-        path: spec.legacyField  # omitted for CRD-level findings
-        version: v1             # optional: this CRD version only
-        reason: "legacyField was unused since 1.4; see CHANGELOG"
+profile: default            # or strict: warnings refuse too, and ratcheting is ignored
+versions: served            # or storage: which versions present on both sides to compare
+rules:
+  UG107: error              # a code or a rule name -> error | warning | info | ignore
+  default-changed: warning
+declared-breaks:
+  - crd: widgets.example.com
+    rule: UG201             # code or name
+    path: spec.legacyField  # omitted for CRD-level findings
+    version: v1             # optional: this CRD version only
+    reason: "legacyField was unused since 1.4; see CHANGELOG"
 """
 
 from __future__ import annotations
@@ -120,8 +120,11 @@ def parse_policy(raw: Any, source: str) -> Policy:
     versions = raw.get("versions", "served")
     if versions not in ("served", "storage"):
         raise PolicyError(f"{source}: versions must be served or storage, not {versions!r}")
+    overrides = raw.get("rules") or {}
+    if not isinstance(overrides, Mapping):
+        raise PolicyError(f"{source}: rules must be a mapping of rule to severity")
     severities: dict[str, Severity | None] = {}
-    for key, word in (raw.get("rules") or {}).items():
+    for key, word in overrides.items():
         where = f"{source}: rules.{key}"
         if word not in _SEVERITY_WORDS:
             raise PolicyError(f"{where}: must be one of {', '.join(_SEVERITY_WORDS)}")

@@ -51,7 +51,10 @@ def _numeric_changes(old: Node, new: Node) -> Iterator[Change]:
             yield Change(
                 (),
                 f"{bound} tightened: {_describe(before, symbol)} -> {_describe(after, symbol)}",
-                None if before is None else before[0], after[0], keyword=bound, ratchetable=True,
+                None if before is None else before[0],
+                after[0],
+                keyword=bound,
+                ratchetable=True,
             )
 
 
@@ -63,8 +66,12 @@ def _count_changes(old: Node, new: Node) -> Iterator[Change]:
         lower = keyword in _LOWER_COUNTS
         if before is None or (after > before if lower else after < before):
             yield Change(
-                (), f"{keyword} tightened: {'none' if before is None else before} -> {after}",
-                before, after, keyword=keyword, ratchetable=True,
+                (),
+                f"{keyword} tightened: {'none' if before is None else before} -> {after}",
+                before,
+                after,
+                keyword=keyword,
+                ratchetable=True,
             )
 
 
@@ -83,6 +90,7 @@ RULE = Rule(
     doc=__doc__ or "",
     handles=frozenset(
         {"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"}
-        | set(_LOWER_COUNTS) | set(_UPPER_COUNTS)
+        | set(_LOWER_COUNTS)
+        | set(_UPPER_COUNTS)
     ),
 )

@@ -22,8 +22,9 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
     before = old.get("x-kubernetes-embedded-resource") is True
     after = new.get("x-kubernetes-embedded-resource") is True
     if before != after:
-        yield Change((), f"x-kubernetes-embedded-resource {'on' if after else 'off'}",
-                     before, after)
+        yield Change(
+            (), f"x-kubernetes-embedded-resource {'on' if after else 'off'}", before, after
+        )
 
 
 RULE = Rule(

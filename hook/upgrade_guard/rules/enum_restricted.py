@@ -26,7 +26,9 @@ def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
     if before is None:
         yield Change((), f"enum introduced: {schema.short(after)}", None, after, ratchetable=True)
         return
-    removed = [value for value in before if not any(schema.same_value(value, kept) for kept in after)]
+    removed = [
+        value for value in before if not any(schema.same_value(value, kept) for kept in after)
+    ]
     if removed:
         yield Change(
             (), f"enum values removed: {schema.short(removed)}", before, after, ratchetable=True

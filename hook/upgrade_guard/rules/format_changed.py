@@ -21,8 +21,9 @@ from upgrade_guard.schema import Node
 def compare(old: Node, new: Node) -> Iterator[Change]:
     before, after = old.get("format"), new.get("format")
     if after is not None and before != after:
-        yield Change((), f"format changed: {before or 'none'} -> {after}", before, after,
-                     ratchetable=True)
+        yield Change(
+            (), f"format changed: {before or 'none'} -> {after}", before, after, ratchetable=True
+        )
 
 
 RULE = Rule(

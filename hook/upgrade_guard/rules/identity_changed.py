@@ -18,8 +18,12 @@ from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Scope, Severity
 from upgrade_guard.rules.base import Rule
 
-_FIELDS = (("group", "spec.group"), ("plural", "spec.names.plural"),
-           ("kind", "spec.names.kind"), ("listKind", "spec.names.listKind"))
+_FIELDS = (
+    ("group", "spec.group"),
+    ("plural", "spec.names.plural"),
+    ("kind", "spec.names.kind"),
+    ("listKind", "spec.names.listKind"),
+)
 
 
 def _value(crd: Crd, field: str) -> object:

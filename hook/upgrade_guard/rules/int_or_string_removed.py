@@ -19,12 +19,15 @@ from upgrade_guard.schema import Node
 
 
 def compare(old: Node, new: Node) -> Iterator[Change]:
-    if old.get("x-kubernetes-int-or-string") is True and new.get(
-        "x-kubernetes-int-or-string"
-    ) is not True:
+    if (
+        old.get("x-kubernetes-int-or-string") is True
+        and new.get("x-kubernetes-int-or-string") is not True
+    ):
         yield Change(
-            (), f"x-kubernetes-int-or-string removed (type now {new.get('type') or 'any'})",
-            True, new.get("type"),
+            (),
+            f"x-kubernetes-int-or-string removed (type now {new.get('type') or 'any'})",
+            True,
+            new.get("type"),
         )
 
 

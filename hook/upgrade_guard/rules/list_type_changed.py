@@ -26,7 +26,10 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
     if before != after:
         yield Change((), f"list type changed: {before} -> {after}", before, after)
         return
-    old_keys, new_keys = old.get("x-kubernetes-list-map-keys"), new.get("x-kubernetes-list-map-keys")
+    old_keys, new_keys = (
+        old.get("x-kubernetes-list-map-keys"),
+        new.get("x-kubernetes-list-map-keys"),
+    )
     if after == "map" and old_keys != new_keys:
         yield Change((), f"list map keys changed: {old_keys} -> {new_keys}", old_keys, new_keys)
 

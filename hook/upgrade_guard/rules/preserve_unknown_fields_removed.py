@@ -18,11 +18,16 @@ from upgrade_guard.schema import Node
 
 
 def compare(old: Node, new: Node) -> Iterator[Change]:
-    if old.get("x-kubernetes-preserve-unknown-fields") is True and new.get(
-        "x-kubernetes-preserve-unknown-fields"
-    ) is not True:
-        yield Change((), "x-kubernetes-preserve-unknown-fields removed: undeclared stored fields"
-                     " are pruned", True, None)
+    if (
+        old.get("x-kubernetes-preserve-unknown-fields") is True
+        and new.get("x-kubernetes-preserve-unknown-fields") is not True
+    ):
+        yield Change(
+            (),
+            "x-kubernetes-preserve-unknown-fields removed: undeclared stored fields are pruned",
+            True,
+            None,
+        )
 
 
 RULE = Rule(

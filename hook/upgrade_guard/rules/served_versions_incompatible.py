@@ -17,7 +17,6 @@ from __future__ import annotations
 from upgrade_guard.findings import Scope, Severity
 from upgrade_guard.rules.base import Rule
 
-
 RULE = Rule(
     code="UG110",
     name="served-versions-incompatible",

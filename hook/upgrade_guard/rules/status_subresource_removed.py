@@ -11,9 +11,7 @@ Allowed: the status subresource added.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from upgrade_guard.findings import Change, Scope, Severity

@@ -32,11 +32,16 @@ def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
         kind = "transition rule" if transition else "rule"
         previous = before.get(expression)
         if previous is None:
-            yield Change((), f"CEL {kind} added: {expression}", None, expression,
-                         ratchetable=not transition)
+            yield Change(
+                (), f"CEL {kind} added: {expression}", None, expression, ratchetable=not transition
+            )
         elif bool(previous.get("optionalOldSelf")) != bool(entry.get("optionalOldSelf")):
-            yield Change((), f"optionalOldSelf changed on CEL {kind}: {expression}",
-                         previous.get("optionalOldSelf"), entry.get("optionalOldSelf"))
+            yield Change(
+                (),
+                f"optionalOldSelf changed on CEL {kind}: {expression}",
+                previous.get("optionalOldSelf"),
+                entry.get("optionalOldSelf"),
+            )
 
 
 RULE = Rule(

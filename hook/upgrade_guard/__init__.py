@@ -1,0 +1,1 @@
+"""upgrade-guard: refuse Kubernetes operator upgrades that would hurt objects already stored."""

@@ -1,0 +1,3 @@
+from upgrade_guard.cli import main
+
+main()

@@ -1,0 +1,27 @@
+"""GitHub Actions workflow commands: one annotation per finding, then a summary line."""
+
+from __future__ import annotations
+
+from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.report.json_report import summary
+
+_COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
+
+
+def _escape(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _annotation(finding: Finding) -> str:
+    command = "notice" if finding.excused else _COMMANDS[finding.severity]
+    where = " ".join(part for part in (finding.crd, finding.version, finding.path) if part)
+    message = finding.message + (f" (excused: {finding.excused})" if finding.excused else "")
+    title = f"{finding.code} {finding.rule}".replace(",", "%2C").replace("::", "%3A%3A")
+    return f"::{command} title={title}::{_escape(f'{where}: {message}')}"
+
+
+def render(outcome: Outcome) -> str:
+    lines = [_annotation(finding) for finding in outcome.findings]
+    counts = ", ".join(f"{n} {kind}" for kind, n in summary(outcome).items())
+    lines.append(f"upgrade-guard: {outcome.verdict} ({counts})")
+    return "\n".join(lines) + "\n"

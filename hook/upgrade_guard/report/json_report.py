@@ -1,0 +1,54 @@
+"""The machine-readable report. Its shape is stable and documented in the README:
+
+    {"verdict": "safe" | "unsafe",
+     "summary": {"error": int, "warning": int, "info": int, "excused": int},
+     "findings": [{"code", "rule", "severity", "crd", "version", "path", "message",
+                   "excused", "reason", "notes", "old", "new"}, ...]}
+
+Every key is always present; version and path are null for CRD-level findings, reason is
+null unless the finding is excused.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from upgrade_guard.findings import Finding, Outcome, Severity
+
+
+def finding_as_dict(finding: Finding) -> dict[str, Any]:
+    return {
+        "code": finding.code,
+        "rule": finding.rule,
+        "severity": str(finding.severity),
+        "crd": finding.crd,
+        "version": finding.version,
+        "path": finding.path,
+        "message": finding.message,
+        "excused": finding.excused is not None,
+        "reason": finding.excused,
+        "notes": list(finding.notes),
+        "old": finding.old,
+        "new": finding.new,
+    }
+
+
+def summary(outcome: Outcome) -> dict[str, int]:
+    counts = {str(severity): 0 for severity in sorted(Severity, reverse=True)}
+    counts["excused"] = 0
+    for finding in outcome.findings:
+        if finding.excused is None:
+            counts[str(finding.severity)] += 1
+        else:
+            counts["excused"] += 1
+    return counts
+
+
+def render(outcome: Outcome) -> str:
+    document = {
+        "verdict": outcome.verdict,
+        "summary": summary(outcome),
+        "findings": [finding_as_dict(finding) for finding in outcome.findings],
+    }
+    return json.dumps(document, indent=2, default=str) + "\n"

@@ -1,0 +1,61 @@
+"""The report a person reads: grouped by CRD, most severe first, fits 80 columns."""
+
+from __future__ import annotations
+
+import io
+from itertools import groupby
+
+from rich.console import Console
+from rich.text import Text
+
+from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.report.json_report import summary
+
+_STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def _finding_lines(finding: Finding) -> list[Text]:
+    label = "excused" if finding.excused else str(finding.severity)
+    style = "green" if finding.excused else _STYLES[finding.severity]
+    where = " ".join(part for part in (finding.version, finding.path) if part)
+    head = Text("  ")
+    head.append(f"{label:<7}", style=style)
+    head.append(f" {finding.code} {finding.rule}", style="bold")
+    if where:
+        head.append(f"  {where}")
+    lines = [head, Text(f"          {finding.message}")]
+    if finding.excused:
+        lines.append(Text(f"          excused: {finding.excused}", style="green"))
+    lines.extend(Text(f"          note: {note}", style="dim") for note in finding.notes)
+    return lines
+
+
+def render(outcome: Outcome, color: bool, width: int = 80) -> str:
+    buffer = io.StringIO()
+    console = Console(
+        file=buffer,
+        width=width,
+        force_terminal=color,
+        no_color=not color,
+        highlight=False,
+        soft_wrap=False,
+    )
+    for crd, findings in groupby(outcome.findings, key=lambda f: f.crd):
+        console.print(Text(crd, style="bold underline"))
+        for finding in findings:
+            for line in _finding_lines(finding):
+                console.print(line)
+        console.print()
+    counts = ", ".join(f"{n} {kind}" for kind, n in summary(outcome).items())
+    verdict = Text(
+        "SAFE" if outcome.safe else "UNSAFE", style="bold green" if outcome.safe else "bold red"
+    )
+    line = Text("upgrade-guard: ")
+    line.append(verdict)
+    line.append(f" — {outcome.crds_compared} CRDs compared; {counts}")
+    console.print(line)
+    return buffer.getvalue()
+
+
+def render_plain(outcome: Outcome) -> str:
+    return render(outcome, color=False)
