@@ -76,7 +76,7 @@ def test_crd_custom_resources_and_rbac(cluster: Cluster, namespace: str) -> None
 
     # The official client sees the same objects (admin kubeconfig).
     custom = k8s.CustomObjectsApi(cluster.api_client)
-    listed = custom.list_namespaced_custom_object(GROUP, "v1", namespace, plural)
+    listed: Any = custom.list_namespaced_custom_object(GROUP, "v1", namespace, plural)
     assert len(listed["items"]) == 2
 
     # A ServiceAccount that may only read them.

@@ -294,7 +294,8 @@ class ControlPlane:
         """An official ``kubernetes.client.ApiClient`` for a kubeconfig."""
         from kubernetes import config
 
-        return config.new_client_from_config(config_file=str(kubeconfig))
+        new_client: Any = config.new_client_from_config
+        return new_client(config_file=str(kubeconfig))
 
     # Service accounts -----------------------------------------------------------------------
     def service_account_token(

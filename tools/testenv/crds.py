@@ -57,7 +57,7 @@ class Attempt:
 
 
 def storage_version(crd: JSON) -> str:
-    return next(v["name"] for v in crd["spec"]["versions"] if v.get("storage"))
+    return str(next(v["name"] for v in crd["spec"]["versions"] if v.get("storage")))
 
 
 class CRDTrial:

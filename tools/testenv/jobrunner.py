@@ -555,8 +555,7 @@ class JobRunner:
         container_env: dict[str, str] = {}
         for source in container.get("envFrom") or []:
             prefix = source.get("prefix", "")
-            data = self._env_source(namespace, source)
-            for key, value in data.items():
+            for key, value in self._env_source(namespace, source).items():
                 container_env[prefix + key] = value
         for item in container.get("env") or []:
             if "value" in item or "valueFrom" not in item:
