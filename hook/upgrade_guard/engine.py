@@ -258,8 +258,10 @@ def _apply_declared_breaks(findings: list[Finding], policy: Policy) -> list[Find
 
 
 def _report_order(finding: Finding) -> tuple[Any, ...]:
+    """By CRD; within one, what still refuses first, most severe first; then by place."""
     return (
         finding.crd,
+        finding.excused is not None,
         -finding.severity,
         finding.version or "",
         finding.path or "",

@@ -5,7 +5,8 @@ from __future__ import annotations
 import io
 from itertools import groupby
 
-from rich.console import Console
+from rich.console import Console, RenderableType
+from rich.padding import Padding
 from rich.text import Text
 
 from upgrade_guard.findings import Finding, Outcome, Severity
@@ -14,7 +15,11 @@ from upgrade_guard.report.json_report import summary
 _STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 
-def _finding_lines(finding: Finding) -> list[Text]:
+def _indented(text: str, style: str = "") -> Padding:
+    return Padding(Text(text, style=style), (0, 0, 0, 10), expand=False)
+
+
+def _finding_lines(finding: Finding) -> list[RenderableType]:
     label = "excused" if finding.excused else str(finding.severity)
     style = "green" if finding.excused else _STYLES[finding.severity]
     where = " ".join(part for part in (finding.version, finding.path) if part)
@@ -23,10 +28,10 @@ def _finding_lines(finding: Finding) -> list[Text]:
     head.append(f" {finding.code} {finding.rule}", style="bold")
     if where:
         head.append(f"  {where}")
-    lines = [head, Text(f"          {finding.message}")]
+    lines: list[RenderableType] = [head, _indented(finding.message)]
     if finding.excused:
-        lines.append(Text(f"          excused: {finding.excused}", style="green"))
-    lines.extend(Text(f"          note: {note}", style="dim") for note in finding.notes)
+        lines.append(_indented(f"excused: {finding.excused}", style="green"))
+    lines.extend(_indented(f"note: {note}", style="dim") for note in finding.notes)
     return lines
 
 
@@ -52,7 +57,8 @@ def render(outcome: Outcome, color: bool, width: int = 80) -> str:
     )
     line = Text("upgrade-guard: ")
     line.append(verdict)
-    line.append(f" — {outcome.crds_compared} CRDs compared; {counts}")
+    compared = outcome.crds_compared
+    line.append(f" — {compared} CRD{'' if compared == 1 else 's'} compared; {counts}")
     console.print(line)
     return buffer.getvalue()
 

@@ -1,0 +1,138 @@
+"""How the policy and the cluster version turn rule results into severities, once for all rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from crd_builders import compare, field_crd, flagged
+from upgrade_guard import rules
+from upgrade_guard.findings import Severity
+from upgrade_guard.policy import PolicyError, parse_policy
+
+STR = {"type": "string"}
+ENUM_LOST = (field_crd({**STR, "enum": ["a", "b"]}), field_crd({**STR, "enum": ["a"]}))
+REQUIRED = (
+    field_crd({"type": "object", "properties": {"a": STR}}),
+    field_crd({"type": "object", "properties": {"a": STR}, "required": ["a"]}),
+)
+TRANSITION = (
+    field_crd(STR),
+    field_crd({**STR, "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}),
+)
+CEL = (field_crd(STR), field_crd({**STR, "x-kubernetes-validations": [{"rule": "self != 'x'"}]}))
+
+
+def severity(pair: tuple[Any, Any], **kwargs: Any) -> Severity:
+    (finding,) = compare(*pair, **kwargs).findings
+    return finding.severity
+
+
+@pytest.mark.parametrize(
+    ("pair", "kube", "expected"),
+    [
+        pytest.param(
+            ENUM_LOST, None, Severity.ERROR, id="enum, version unknown: no ratcheting assumed"
+        ),
+        pytest.param(
+            ENUM_LOST, (1, 29), Severity.ERROR, id="enum, 1.29: ratcheting off by default"
+        ),
+        pytest.param(ENUM_LOST, (1, 30), Severity.WARNING, id="enum, 1.30: ratcheted, warning"),
+        pytest.param(
+            CEL, (1, 33), Severity.WARNING, id="CEL rule without oldSelf, 1.33: ratcheted"
+        ),
+        pytest.param(
+            TRANSITION, (1, 33), Severity.ERROR, id="CEL transition rule: never ratcheted"
+        ),
+        pytest.param(REQUIRED, (1, 33), Severity.ERROR, id="required list: never ratcheted"),
+    ],
+)
+def test_ratcheting_by_cluster_version(pair: Any, kube: Any, expected: Severity) -> None:
+    assert severity(pair, kube_version=kube) is expected
+
+
+def test_ratcheted_finding_says_why() -> None:
+    (finding,) = compare(*ENUM_LOST, kube_version=(1, 31)).findings
+    assert any("1.31 ratchets" in note for note in finding.notes)
+
+
+def test_strict_profile_ignores_ratcheting_and_refuses_warnings() -> None:
+    strict = parse_policy({"profile": "strict"}, "policy.yaml")
+    assert severity(ENUM_LOST, kube_version=(1, 31), policy=strict) is Severity.ERROR
+    assert not compare(*ENUM_LOST, kube_version=(1, 31), policy=strict).safe
+
+
+@pytest.mark.parametrize("rule", rules.ALL_RULES, ids=lambda rule: rule.code)
+def test_policy_overrides_apply_to_every_rule_by_code_and_by_name(rule: rules.Rule) -> None:
+    for key in (rule.code, rule.name, rule.code.lower()):
+        policy = parse_policy({"rules": {key: "warning"}}, "policy.yaml")
+        assert policy.severity_of(rule.code, rule.severity) is Severity.WARNING
+    ignored = parse_policy({"rules": {rule.code: "ignore"}}, "policy.yaml")
+    assert ignored.severity_of(rule.code, rule.severity) is None
+
+
+def test_ignored_rule_drops_its_findings_and_a_warning_does_not_refuse() -> None:
+    assert flagged(*ENUM_LOST, policy=parse_policy({"rules": {"UG207": "ignore"}}, "p")) == set()
+    outcome = compare(
+        *ENUM_LOST, policy=parse_policy({"rules": {"enum-restricted": "warning"}}, "p")
+    )
+    assert outcome.safe and outcome.findings[0].severity is Severity.WARNING
+
+
+BREAK = {
+    "crd": "widgets.example.com",
+    "rule": "UG207",
+    "path": "spec.field",
+    "reason": "b was never used",
+}
+
+
+def test_declared_break_excuses_its_finding_and_keeps_it_in_the_report() -> None:
+    outcome = compare(*ENUM_LOST, policy=parse_policy({"declared-breaks": [BREAK]}, "p"))
+    (finding,) = outcome.findings
+    assert outcome.safe and finding.excused == "b was never used"
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        pytest.param({**BREAK, "path": "spec.other"}, id="other path"),
+        pytest.param({**BREAK, "rule": "UG208"}, id="other rule"),
+        pytest.param({**BREAK, "version": "v2"}, id="other version"),
+        pytest.param({**BREAK, "crd": "gadgets.example.com"}, id="other CRD"),
+    ],
+)
+def test_declared_break_that_matches_nothing_is_itself_refused(declared: dict[str, str]) -> None:
+    outcome = compare(*ENUM_LOST, policy=parse_policy({"declared-breaks": [declared]}, "p"))
+    codes = {f.code for f in outcome.findings if f.excused is None}
+    assert codes == {"UG207", "UG902"} and not outcome.safe
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        pytest.param([], "must be a mapping", id="not a mapping"),
+        pytest.param({"rulez": {}}, "unknown key 'rulez'", id="unknown key"),
+        pytest.param({"rules": {"UG999": "error"}}, "unknown rule 'UG999'", id="unknown rule"),
+        pytest.param(
+            {"rules": {"UG207": "fatal"}}, "rules.UG207: must be one of", id="bad severity"
+        ),
+        pytest.param({"rules": ["UG207"]}, "rules must be a mapping", id="rules as a list"),
+        pytest.param({"profile": "paranoid"}, "profile must be", id="bad profile"),
+        pytest.param(
+            {"declared-breaks": [{"crd": "x", "rule": "UG201"}]},
+            "declared-breaks[0]: reason is required",
+            id="break without reason",
+        ),
+        pytest.param(
+            {"declared-breaks": [{**BREAK, "scope": "x"}]},
+            "unknown key 'scope'",
+            id="break with unknown key",
+        ),
+    ],
+)
+def test_bad_policy_is_a_clear_error(raw: Any, message: str) -> None:
+    with pytest.raises(PolicyError, match=None) as caught:
+        parse_policy(raw, "policy.yaml")
+    assert str(caught.value).startswith("policy.yaml: ") and message in str(caught.value)

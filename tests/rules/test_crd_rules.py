@@ -1,0 +1,170 @@
+"""CRD- and version-level rules as paired tables: each refusal beside the nearest allowed change."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from crd_builders import compare, crd, flagged, obj, spec_schema, version
+
+Edit = Callable[[dict[str, Any]], None]
+
+
+def edited(base: dict[str, Any], edit: Edit) -> dict[str, Any]:
+    changed = copy.deepcopy(base)
+    edit(changed)
+    return changed
+
+
+def names(**values: Any) -> Edit:
+    return lambda body: body["spec"]["names"].update(values)
+
+
+def spec(**values: Any) -> Edit:
+    return lambda body: body["spec"].update(values)
+
+
+def no_status_subresource(body: dict[str, Any]) -> None:
+    body["spec"]["versions"][0].pop("subresources")
+
+
+def scale_subresource(body: dict[str, Any]) -> None:
+    body["spec"]["versions"][0]["subresources"]["scale"] = {
+        "specReplicasPath": ".spec.replicas",
+        "statusReplicasPath": ".status.replicas",
+    }
+
+
+def printer_column(body: dict[str, Any]) -> None:
+    body["spec"]["versions"][0]["additionalPrinterColumns"] = [
+        {"name": "Age", "type": "date", "jsonPath": ".metadata.creationTimestamp"}
+    ]
+
+
+BASE = crd()
+TWO_VERSIONS = crd(version("v1alpha1", storage=False), version("v1"))
+
+SINGLE_CRD_CASES = [
+    pytest.param(BASE, names(kind="Gadget"), {("UG102", None)}, id="kind changed: flagged"),
+    pytest.param(BASE, names(singular="gizmo"), set(), id="singular changed: not flagged"),
+    pytest.param(BASE, spec(scope="Cluster"), {("UG103", None)}, id="scope changed: flagged"),
+    pytest.param(BASE, names(shortNames=[]), {("UG107", None)}, id="short name removed: warned"),
+    pytest.param(BASE, names(shortNames=["wd", "wdg"]), set(), id="short name added: not flagged"),
+    pytest.param(BASE, names(categories=["all"]), set(), id="categories added: not flagged"),
+    pytest.param(
+        BASE,
+        spec(
+            conversion={
+                "strategy": "Webhook",
+                "webhook": {
+                    "conversionReviewVersions": ["v1"],
+                    "clientConfig": {"url": "https://x"},
+                },
+            }
+        ),
+        {("UG108", None)},
+        id="conversion None to Webhook: flagged",
+    ),
+    pytest.param(
+        BASE,
+        spec(conversion={"strategy": "None"}),
+        set(),
+        id="conversion None written out: not flagged",
+    ),
+    pytest.param(
+        BASE, no_status_subresource, {("UG109", None)}, id="status subresource removed: flagged"
+    ),
+    pytest.param(BASE, printer_column, set(), id="printer column added: not flagged"),
+    pytest.param(
+        BASE, scale_subresource, {("UG901", None)}, id="scale subresource added: unclassified"
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "edit", "expected"), SINGLE_CRD_CASES)
+def test_crd_change(old: dict[str, Any], edit: Edit, expected: set[tuple[str, None]]) -> None:
+    assert flagged(old, edited(old, edit)) == expected
+
+
+def test_crd_removed_is_flagged_and_crd_added_is_not() -> None:
+    assert flagged(BASE, None) == {("UG101", None)}
+    assert flagged(None, BASE) == set()
+
+
+VERSION_CASES = [
+    pytest.param(
+        crd(version("v1alpha1", storage=False), version("v1")),
+        crd(version("v1")),
+        {("UG105", None)},
+        id="served version removed, never the storage version: flagged as unserved only",
+    ),
+    pytest.param(
+        crd(version("v1alpha1", storage=False), version("v1"), stored=["v1alpha1", "v1"]),
+        crd(version("v1")),
+        {("UG104", None), ("UG105", None)},
+        id="version in storedVersions removed: flagged",
+    ),
+    pytest.param(
+        crd(version("v1alpha1", storage=False), version("v1"), stored=["v1alpha1", "v1"]),
+        crd(version("v1alpha1", storage=False, served=False), version("v1")),
+        {("UG105", None)},
+        id="stored version kept but unserved: only the unserving is flagged",
+    ),
+    pytest.param(
+        crd(version("v1")),
+        crd(version("v2")),
+        {("UG104", None), ("UG105", None), ("UG106", None)},
+        id="storage version replaced without status: the storage version counts as stored",
+    ),
+    pytest.param(
+        crd(version("v1alpha1"), version("v1", storage=False)),
+        crd(version("v1alpha1", storage=False), version("v1")),
+        {("UG106", None)},
+        id="storage version moved, both kept: flagged",
+    ),
+    pytest.param(
+        crd(version("v1")),
+        crd(version("v1"), version("v2", storage=False)),
+        set(),
+        id="served version added with the same schema: not flagged",
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), VERSION_CASES)
+def test_version_change(old: dict[str, Any], new: dict[str, Any], expected: set[Any]) -> None:
+    assert flagged(old, new) == expected
+
+
+def test_served_versions_that_disagree_under_conversion_none_are_flagged_once_new() -> None:
+    loose = spec_schema(field={"type": "string"})
+    strict = spec_schema(field={"type": "string", "maxLength": 3})
+    old = crd(version("v1", schema=loose))
+    new = crd(version("v1", schema=loose), version("v2", schema=strict, storage=False))
+    assert flagged(old, new) == {("UG110", "spec.field")}
+    finding = compare(old, new).findings[0]
+    assert finding.version == "v1->v2"
+    assert "UG208" in finding.message
+    already_disagreeing = crd(
+        version("v1", schema=loose), version("v2", schema=strict, storage=False)
+    )
+    assert flagged(already_disagreeing, already_disagreeing) == set()
+
+
+def test_schema_changes_are_compared_for_every_served_version() -> None:
+    old = crd(
+        version("v1alpha1", schema=spec_schema(a=obj()), storage=False),
+        version("v1", schema=spec_schema(a=obj())),
+    )
+    new = crd(
+        version("v1alpha1", schema=spec_schema(), storage=False),
+        version("v1", schema=spec_schema()),
+    )
+    findings = compare(old, new).findings
+    assert {(f.code, f.version, f.path) for f in findings} == {
+        ("UG201", "v1alpha1", "spec.a"),
+        ("UG201", "v1", "spec.a"),
+    }

@@ -1,0 +1,42 @@
+"""The rule table: one module a rule, registered once, documented, and tested."""
+
+from __future__ import annotations
+
+import pkgutil
+import re
+from pathlib import Path
+
+import pytest
+
+from upgrade_guard import rules
+
+TESTS = Path(__file__).resolve().parents[1]
+HEADINGS = ("What it flags:", "Why it matters:", "Allowed:")
+
+
+def test_every_rule_module_is_registered_once() -> None:
+    modules = {m.name for m in pkgutil.iter_modules(rules.__path__) if m.name != "base"}
+    registered = {
+        rule.compare.__module__.rsplit(".", 1)[1] for rule in rules.ALL_RULES if rule.compare
+    }
+    engine_computed = {r.name.replace("-", "_") for r in rules.ALL_RULES if r.compare is None}
+    assert modules == registered | engine_computed
+    assert len(rules.BY_CODE) == len(rules.BY_NAME) == len(rules.ALL_RULES)
+
+
+@pytest.mark.parametrize("rule", rules.ALL_RULES, ids=lambda rule: rule.code)
+def test_rule_is_documented_and_named_consistently(rule: rules.Rule) -> None:
+    assert re.fullmatch(r"UG\d{3}", rule.code)
+    assert re.fullmatch(r"[a-z]+(-[a-z]+)*", rule.name)
+    assert rule.doc.startswith(f"{rule.code} {rule.name}\n")
+    for heading in HEADINGS:
+        assert heading in rule.doc, f"{rule.code} docstring lacks {heading!r}"
+    assert rule.summary.endswith(".") and "\n" not in rule.summary
+
+
+@pytest.mark.parametrize("rule", rules.ALL_RULES, ids=lambda rule: rule.code)
+def test_every_rule_appears_in_a_test_table(rule: rules.Rule) -> None:
+    sources = "".join(
+        p.read_text() for p in TESTS.rglob("test_*.py") if p.name != "test_registry.py"
+    )
+    assert f'"{rule.code}"' in sources, f"no test names {rule.code}"

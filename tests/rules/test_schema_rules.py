@@ -1,0 +1,355 @@
+"""Each schema rule as a paired table: every refusal beside the nearest change that is allowed.
+
+Cases compare a CRD whose spec.field is OLD with one where it is NEW, and list every
+(code, path) the engine reports: an empty set means the change passes without a finding.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from crd_builders import field_crd, flagged, obj
+
+F = "spec.field"
+INT = {"type": "integer"}
+STR = {"type": "string"}
+
+
+def case(old: dict[str, Any], new: dict[str, Any], expected: set[tuple[str, str]], id: str) -> Any:
+    return pytest.param(old, new, expected, id=id)
+
+
+PROPERTY_REMOVED = [
+    case(obj(a=STR, b=STR), obj(a=STR), {("UG201", "spec.field.b")}, "property removed: flagged"),
+    case(obj(a=STR), obj(a=STR, b=STR), set(), "property added: not flagged"),
+    case(
+        obj(a=obj(x=STR, y=STR)),
+        obj(),
+        {("UG201", "spec.field.a")},
+        "object removed: one finding, not one per child",
+    ),
+    case(
+        obj(a=STR, b=STR),
+        {**obj(a=STR), "x-kubernetes-preserve-unknown-fields": True},
+        set(),
+        "removed under preserve-unknown-fields: not flagged",
+    ),
+    case(
+        {"type": "object", "additionalProperties": STR},
+        {"type": "object"},
+        {("UG201", "spec.field.*")},
+        "additionalProperties removed: flagged",
+    ),
+    case(
+        {"type": "array", "items": obj(a=STR, b=STR)},
+        {"type": "array", "items": obj(a=STR)},
+        {("UG201", "spec.field[].b")},
+        "array item property removed: flagged",
+    ),
+]
+
+REQUIRED = [
+    case(
+        obj(a=STR),
+        {**obj(a=STR), "required": ["a"]},
+        {("UG202", "spec.field.a")},
+        "existing field newly required: flagged",
+    ),
+    case(
+        obj(a=STR),
+        {**obj(a={**STR, "default": "x"}), "required": ["a"]},
+        {("UG203", "spec.field.a"), ("UG212", "spec.field.a")},
+        "newly required with a default: info (and the default is reported)",
+    ),
+    case(
+        obj(),
+        {**obj(b=STR), "required": ["b"]},
+        {("UG202", "spec.field.b")},
+        "new and required: flagged",
+    ),
+    case(
+        obj(),
+        {**obj(b={**STR, "default": "x"}), "required": ["b"]},
+        {("UG203", "spec.field.b")},
+        "new and required with a default: info",
+    ),
+    case({**obj(a=STR), "required": ["a"]}, obj(a=STR), set(), "required dropped: not flagged"),
+]
+
+TYPE = [
+    case(STR, INT, {("UG204", F)}, "string to integer: flagged"),
+    case(INT, {"type": "number"}, set(), "integer to number: not flagged"),
+    case({"type": "number"}, INT, {("UG204", F)}, "number to integer: flagged"),
+    case(obj(a=STR), STR, {("UG204", F)}, "object to string: one finding, children not repeated"),
+]
+
+NULLABLE_AND_INT_OR_STRING = [
+    case({**STR, "nullable": True}, STR, {("UG205", F)}, "nullable removed: flagged"),
+    case(STR, {**STR, "nullable": True}, set(), "nullable added: not flagged"),
+    case(
+        {"x-kubernetes-int-or-string": True}, STR, {("UG206", F)}, "int-or-string removed: flagged"
+    ),
+    case(STR, {"x-kubernetes-int-or-string": True}, set(), "int-or-string added: not flagged"),
+]
+
+ENUM = [
+    case(
+        {**STR, "enum": ["a", "b"]},
+        {**STR, "enum": ["a"]},
+        {("UG207", F)},
+        "value removed: flagged",
+    ),
+    case({**STR, "enum": ["a"]}, {**STR, "enum": ["a", "b"]}, set(), "value added: not flagged"),
+    case(STR, {**STR, "enum": ["a"]}, {("UG207", F)}, "enum introduced: flagged"),
+    case({**STR, "enum": ["a"]}, STR, set(), "enum removed: not flagged"),
+    case(
+        {**INT, "enum": [1, 2]},
+        {**INT, "enum": [2.0, 1.0]},
+        set(),
+        "same values as floats: not flagged",
+    ),
+]
+
+BOUNDS = [
+    case({**INT, "maximum": 10}, {**INT, "maximum": 5}, {("UG208", F)}, "maximum lowered: flagged"),
+    case({**INT, "maximum": 5}, {**INT, "maximum": 10}, set(), "maximum raised: not flagged"),
+    case({**INT, "minimum": 0}, {**INT, "minimum": 1}, {("UG208", F)}, "minimum raised: flagged"),
+    case({**INT, "minimum": 1}, {**INT, "minimum": 0}, set(), "minimum lowered: not flagged"),
+    case(
+        {**INT, "minimum": 1},
+        {**INT, "minimum": 1, "exclusiveMinimum": True},
+        {("UG208", F)},
+        "minimum made exclusive: flagged",
+    ),
+    case(
+        {**INT, "minimum": 1, "exclusiveMinimum": True},
+        {**INT, "minimum": 1},
+        set(),
+        "exclusiveMinimum dropped: not flagged",
+    ),
+    case(INT, {**INT, "maximum": 3}, {("UG208", F)}, "maximum introduced: flagged"),
+    case({**INT, "maximum": 3}, INT, set(), "maximum removed: not flagged"),
+    case(
+        {**STR, "maxLength": 10},
+        {**STR, "maxLength": 5},
+        {("UG208", F)},
+        "maxLength lowered: flagged",
+    ),
+    case({**STR, "minLength": 1}, {**STR, "minLength": 0}, set(), "minLength lowered: not flagged"),
+    case(
+        {"type": "array", "items": STR},
+        {"type": "array", "items": STR, "minItems": 1},
+        {("UG208", F)},
+        "minItems introduced: flagged",
+    ),
+    case(
+        {"type": "object", "maxProperties": 3},
+        {"type": "object", "maxProperties": 4},
+        set(),
+        "maxProperties raised: not flagged",
+    ),
+]
+
+MULTIPLE_FORMAT_PATTERN = [
+    case(
+        {**INT, "multipleOf": 2},
+        {**INT, "multipleOf": 4},
+        {("UG209", F)},
+        "multipleOf 2 -> 4: flagged",
+    ),
+    case(
+        {**INT, "multipleOf": 4}, {**INT, "multipleOf": 2}, set(), "multipleOf 4 -> 2: not flagged"
+    ),
+    case(
+        {"type": "number", "multipleOf": 0.5},
+        {"type": "number", "multipleOf": 0.25},
+        set(),
+        "multipleOf 0.5 -> 0.25: not flagged",
+    ),
+    case(STR, {**STR, "format": "uuid"}, {("UG210", F)}, "format added: flagged"),
+    case({**STR, "format": "uuid"}, STR, set(), "format removed: not flagged"),
+    case(STR, {**STR, "pattern": "^a"}, {("UG211", F)}, "pattern added: flagged"),
+    case(
+        {**STR, "pattern": "^a"},
+        {**STR, "pattern": "^(a|b)"},
+        {("UG211", F)},
+        "pattern changed, even if looser: flagged",
+    ),
+    case({**STR, "pattern": "^a"}, STR, set(), "pattern removed: not flagged"),
+]
+
+DEFAULTS = [
+    case(STR, {**STR, "default": "x"}, {("UG212", F)}, "default added: flagged"),
+    case(
+        {**STR, "default": "x"}, {**STR, "default": "y"}, {("UG212", F)}, "default changed: flagged"
+    ),
+    case({**STR, "default": "x"}, STR, {("UG212", F)}, "default removed: flagged"),
+    case(
+        {**INT, "default": 1},
+        {**INT, "default": 1.0},
+        set(),
+        "same default as a float: not flagged",
+    ),
+    case(
+        {"type": "object", "default": {"a": 1, "b": 2}},
+        {"type": "object", "default": {"b": 2, "a": 1}},
+        set(),
+        "same default, other key order: not flagged",
+    ),
+    case(obj(), obj(a={**STR, "default": "x"}), set(), "default on a new field: not flagged"),
+]
+
+RULE_A = {"rule": "self.size() < 10", "message": "too long"}
+TRANSITION = {"rule": "self == oldSelf", "message": "immutable"}
+
+CEL = [
+    case(STR, {**STR, "x-kubernetes-validations": [RULE_A]}, {("UG213", F)}, "rule added: flagged"),
+    case({**STR, "x-kubernetes-validations": [RULE_A]}, STR, set(), "rule removed: not flagged"),
+    case(
+        {**STR, "x-kubernetes-validations": [RULE_A]},
+        {**STR, "x-kubernetes-validations": [{**RULE_A, "message": "shorter please"}]},
+        set(),
+        "message only changed: not flagged",
+    ),
+    case(
+        {**STR, "x-kubernetes-validations": [RULE_A]},
+        {**STR, "x-kubernetes-validations": [{"rule": "self.size() < 5"}]},
+        {("UG213", F)},
+        "rule changed: flagged",
+    ),
+    case(
+        STR,
+        {**STR, "x-kubernetes-validations": [TRANSITION]},
+        {("UG213", F)},
+        "transition rule added: flagged",
+    ),
+]
+
+LISTS_AND_MAPS = [
+    case(
+        {"type": "array", "items": STR},
+        {"type": "array", "items": STR, "x-kubernetes-list-type": "set"},
+        {("UG214", F)},
+        "atomic (absent) to set: flagged",
+    ),
+    case(
+        {"type": "array", "items": STR},
+        {"type": "array", "items": STR, "x-kubernetes-list-type": "atomic"},
+        set(),
+        "absent to atomic: the same, not flagged",
+    ),
+    case(
+        {
+            "type": "array",
+            "items": obj(k=STR),
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["k"],
+        },
+        {
+            "type": "array",
+            "items": obj(k=STR, j=STR),
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["k", "j"],
+        },
+        {("UG214", F)},
+        "map keys changed: flagged",
+    ),
+    case(
+        {"type": "object", "additionalProperties": STR},
+        {"type": "object", "additionalProperties": STR, "x-kubernetes-map-type": "atomic"},
+        {("UG215", F)},
+        "granular (absent) to atomic map: flagged",
+    ),
+    case(
+        {"type": "object", "additionalProperties": STR},
+        {"type": "object", "additionalProperties": STR, "x-kubernetes-map-type": "granular"},
+        set(),
+        "absent to granular: the same, not flagged",
+    ),
+]
+
+EXTENSIONS = [
+    case(
+        {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        {"type": "object"},
+        {("UG216", F)},
+        "preserve-unknown-fields removed: flagged",
+    ),
+    case(
+        {"type": "object"},
+        {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        set(),
+        "preserve-unknown-fields added: not flagged",
+    ),
+    case(
+        {"type": "object"},
+        {
+            "type": "object",
+            "x-kubernetes-embedded-resource": True,
+            "x-kubernetes-preserve-unknown-fields": True,
+        },
+        {("UG217", F)},
+        "embedded-resource turned on: flagged",
+    ),
+]
+
+COMBINATORS = [
+    case(
+        obj(a=STR, b=STR),
+        {**obj(a=STR, b=STR), "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+        {("UG218", F)},
+        "oneOf added: flagged",
+    ),
+    case(
+        {**obj(a=STR, b=STR), "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},
+        obj(a=STR, b=STR),
+        set(),
+        "oneOf removed: not flagged",
+    ),
+    case(
+        {**obj(a=STR), "not": {"required": ["a"]}},
+        {**obj(a=STR), "not": {"required": ["a"], "description": "no a"}},
+        set(),
+        "description inside not changed: not flagged",
+    ),
+]
+
+DOCUMENTATION_AND_UNCLASSIFIED = [
+    case(
+        {**STR, "description": "old"},
+        {**STR, "description": "new", "title": "t", "example": "e"},
+        set(),
+        "documentation only: not flagged",
+    ),
+    case(
+        {"type": "array", "items": STR},
+        {"type": "array", "items": STR, "uniqueItems": True},
+        {("UG901", F)},
+        "uniqueItems added: no rule explains it, unclassified",
+    ),
+]
+
+ALL_CASES = (
+    PROPERTY_REMOVED
+    + REQUIRED
+    + TYPE
+    + NULLABLE_AND_INT_OR_STRING
+    + ENUM
+    + BOUNDS
+    + MULTIPLE_FORMAT_PATTERN
+    + DEFAULTS
+    + CEL
+    + LISTS_AND_MAPS
+    + EXTENSIONS
+    + COMBINATORS
+    + DOCUMENTATION_AND_UNCLASSIFIED
+)
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), ALL_CASES)
+def test_schema_change(
+    old: dict[str, Any], new: dict[str, Any], expected: set[tuple[str, str]]
+) -> None:
+    assert flagged(field_crd(old), field_crd(new)) == expected
