@@ -67,6 +67,25 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
+WORKDIR_PREFIX = "ug-testenv-"
+
+
+def _remove_orphaned_workdirs() -> None:
+    """Remove work dirs left by a test process that was killed (SIGKILL skips teardown;
+    its etcd and kube-apiserver died with it through PR_SET_PDEATHSIG)."""
+    for path in Path(tempfile.gettempdir()).glob(f"{WORKDIR_PREFIX}*"):
+        try:
+            pid = int((path / "owner.pid").read_text())
+        except (OSError, ValueError):
+            continue
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except PermissionError:
+            continue
+
+
 def _tail(path: Path, lines: int = 30) -> str:
     try:
         return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
@@ -98,7 +117,9 @@ class ControlPlane:
     def start(self, timeout: float = 120.0) -> ControlPlane:
         t0 = time.monotonic()
         if self.workdir is None:
-            self.workdir = Path(tempfile.mkdtemp(prefix="ug-testenv-"))
+            _remove_orphaned_workdirs()
+            self.workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
+            (self.workdir / "owner.pid").write_text(str(os.getpid()))
             self._own_workdir = True
         wd = self.workdir
         atexit.register(self.stop)
