@@ -111,7 +111,6 @@ def control_plane(
         f"at {cp.server}"
     )
     pytestconfig.stash[_STARTUP_KEY] = line
-    print(f"\n{line}", file=sys.stderr)
     try:
         yield cp
     finally:
