@@ -149,21 +149,20 @@ def _keyword_catch_all(old: schema.Node, new: schema.Node) -> Change | None:
     return _unclassified(old, new, keys)
 
 
+def _version_fields(version: Mapping[str, Any]) -> dict[str, Any]:
+    """A version entry with each subresource as a field of its own (subresources.scale)."""
+    fields = {key: value for key, value in version.items() if key != "subresources"}
+    for name, value in (version.get("subresources") or {}).items():
+        fields[f"subresources.{name}"] = value
+    return fields
+
+
 def _version_catch_all(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
-    keys = (old.keys() | new.keys()) - _VERSION_FIELDS_IGNORED - {"subresources"}
-    old_sub = {k: v for k, v in (old.get("subresources") or {}).items() if k != "status"}
-    new_sub = {k: v for k, v in (new.get("subresources") or {}).items() if k != "status"}
-    left = _unclassified(old, new, keys)
+    before, after = _version_fields(old), _version_fields(new)
+    keys = (before.keys() | after.keys()) - _VERSION_FIELDS_IGNORED - _HANDLED_VERSION_FIELDS
+    left = _unclassified(before, after, keys)
     if left is not None:
         yield replace(left, path=None)
-    sub = _unclassified(old_sub, new_sub, old_sub.keys() | new_sub.keys())
-    if sub is not None:
-        yield replace(
-            sub,
-            path=None,
-            message="unclassified change of subresources."
-            + sub.message.removeprefix("unclassified change of "),
-        )
 
 
 def _spec_catch_all(old: Crd, new: Crd) -> Iterator[Change]:

@@ -78,9 +78,7 @@ SINGLE_CRD_CASES = [
         BASE, no_status_subresource, {("UG109", None)}, id="status subresource removed: flagged"
     ),
     pytest.param(BASE, printer_column, set(), id="printer column added: not flagged"),
-    pytest.param(
-        BASE, scale_subresource, {("UG901", None)}, id="scale subresource added: unclassified"
-    ),
+    pytest.param(BASE, scale_subresource, set(), id="scale subresource added: not flagged"),
 ]
 
 
@@ -168,3 +166,65 @@ def test_schema_changes_are_compared_for_every_served_version() -> None:
         ("UG201", "v1alpha1", "spec.a"),
         ("UG201", "v1", "spec.a"),
     }
+
+
+def selectable(*paths: str) -> Edit:
+    return lambda body: body["spec"]["versions"][0].update(
+        selectableFields=[{"jsonPath": path} for path in paths]
+    )
+
+
+SCALED = edited(BASE, scale_subresource)
+SELECTABLE = edited(BASE, selectable(".spec.color"))
+
+
+def scale_path(key: str, value: str) -> Edit:
+    return lambda body: body["spec"]["versions"][0]["subresources"]["scale"].update({key: value})
+
+
+@pytest.mark.parametrize(
+    ("old", "edit", "expected"),
+    [
+        pytest.param(
+            SELECTABLE, selectable(), {("UG111", None)}, id="selectable field removed: flagged"
+        ),
+        pytest.param(
+            SELECTABLE,
+            selectable(".spec.color", ".spec.size"),
+            set(),
+            id="selectable field added: not flagged",
+        ),
+        pytest.param(
+            SCALED,
+            no_status_subresource,
+            {("UG109", None), ("UG112", None)},
+            id="subresources removed: status and scale flagged",
+        ),
+        pytest.param(
+            SCALED,
+            scale_path("specReplicasPath", ".spec.size"),
+            {("UG112", None)},
+            id="scale path moved: flagged",
+        ),
+        pytest.param(
+            SCALED,
+            scale_path("labelSelectorPath", ".status.selector"),
+            set(),
+            id="scale labelSelectorPath added: not flagged",
+        ),
+        pytest.param(
+            BASE,
+            lambda body: body["spec"]["versions"][0].update(deprecated=True),
+            set(),
+            id="version deprecated: not flagged",
+        ),
+        pytest.param(
+            BASE,
+            lambda body: body["spec"]["versions"][0]["subresources"].update(extra={}),
+            {("UG901", None)},
+            id="unknown subresource: unclassified",
+        ),
+    ],
+)
+def test_version_field_change(old: dict[str, Any], edit: Edit, expected: set[Any]) -> None:
+    assert flagged(old, edited(old, edit)) == expected
