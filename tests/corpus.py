@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from pathlib import Path
@@ -40,5 +41,5 @@ def pairs() -> list[tuple[str, str, str]]:
     found = []
     for project in projects():
         project_tags = tags(project)
-        found.extend((project, a, b) for a, b in zip(project_tags, project_tags[1:], strict=False))
+        found.extend((project, a, b) for a, b in itertools.pairwise(project_tags))
     return found

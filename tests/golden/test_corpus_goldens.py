@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus import pairs, require_corpus
 
+from corpus import pairs, require_corpus
 from upgrade_guard import engine
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import load_documents
