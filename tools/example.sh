@@ -10,6 +10,6 @@ set +e
 status=$?
 set -e
 echo
-echo "exit code $status (0 safe, 1 refused, 2 bad input, 3 cluster unreachable)"
+echo "exit code $status (0 safe, 1 refused, 2 bad input, 3 cluster unreachable, 4 internal error)"
 # The example is meant to be refused: anything else means the guard is broken.
 [ "$status" -eq 1 ]

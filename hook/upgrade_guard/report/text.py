@@ -60,7 +60,7 @@ def render(outcome: Outcome, color: bool, width: int = 80) -> str:
     compared = outcome.crds_compared
     line.append(f" — {compared} CRD{'' if compared == 1 else 's'} compared; {counts}")
     console.print(line)
-    return buffer.getvalue()
+    return "\n".join(row.rstrip() for row in buffer.getvalue().split("\n"))
 
 
 def render_plain(outcome: Outcome) -> str:
