@@ -21,9 +21,10 @@ def _row(finding: Finding) -> str:
         message += f" (excused: {finding.excused})"
     for note in finding.notes:
         message += f" ({note})"
+    path = f"`{finding.path}`" if finding.path else ""
     return (
         f"| {_ICONS.get(severity, '✔️')} {severity} | `{finding.code}` {finding.rule}"
-        f" | {finding.version or ''} | `{finding.path or ''}` | {_cell(message)} |"
+        f" | {finding.version or ''} | {path} | {_cell(message)} |"
     )
 
 

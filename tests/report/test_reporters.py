@@ -1,0 +1,158 @@
+# ruff: noqa: E501  (expected report lines are longer than code lines)
+"""Every reporter against one hand-built Outcome, checked to the character."""
+
+from __future__ import annotations
+
+import json
+
+from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.report import REPORTERS, text
+
+OUTCOME = Outcome(
+    findings=(
+        Finding(
+            "UG207",
+            "enum-restricted",
+            Severity.ERROR,
+            "a.example.com",
+            "v1",
+            "spec.mode",
+            'enum values removed: ["Snapshot"]',
+            ["Full", "Snapshot"],
+            ["Full"],
+        ),
+        Finding(
+            "UG208",
+            "bound-tightened",
+            Severity.WARNING,
+            "a.example.com",
+            "v1",
+            "spec.size",
+            "maximum tightened: <= 10 -> <= 5",
+            10,
+            5,
+            notes=("Kubernetes 1.31 ratchets this check",),
+        ),
+        Finding(
+            "UG201",
+            "property-removed",
+            Severity.ERROR,
+            "a.example.com",
+            "v1",
+            "spec.old",
+            "removed from the schema: stored values are pruned on read",
+            excused="unused since 1.2",
+        ),
+        Finding(
+            "UG105",
+            "served-version-removed",
+            Severity.ERROR,
+            "b.example.com",
+            None,
+            None,
+            "served version v1alpha1 removed",
+            "v1alpha1",
+        ),
+    ),
+    crds_compared=2,
+)
+
+TEXT = """\
+a.example.com
+  error   UG207 enum-restricted  v1 spec.mode
+          enum values removed: ["Snapshot"]
+  warning UG208 bound-tightened  v1 spec.size
+          maximum tightened: <= 10 -> <= 5
+          note: Kubernetes 1.31 ratchets this check
+  excused UG201 property-removed  v1 spec.old
+          removed from the schema: stored values are pruned on read
+          excused: unused since 1.2
+
+b.example.com
+  error   UG105 served-version-removed
+          served version v1alpha1 removed
+
+upgrade-guard: UNSAFE — 2 CRDs compared; 2 error, 1 warning, 0 info, 1 excused
+"""
+
+MARKDOWN = """\
+**upgrade-guard: unsafe** — 2 error, 1 warning, 0 info, 1 excused
+
+### `a.example.com`
+
+| severity | rule | version | path | finding |
+|---|---|---|---|---|
+| ❌ error | `UG207` enum-restricted | v1 | `spec.mode` | enum values removed: ["Snapshot"] |
+| ⚠️ warning | `UG208` bound-tightened | v1 | `spec.size` | maximum tightened: <= 10 -> <= 5 (Kubernetes 1.31 ratchets this check) |
+| ✔️ excused | `UG201` property-removed | v1 | `spec.old` | removed from the schema: stored values are pruned on read (excused: unused since 1.2) |
+
+### `b.example.com`
+
+| severity | rule | version | path | finding |
+|---|---|---|---|---|
+| ❌ error | `UG105` served-version-removed |  |  | served version v1alpha1 removed |
+"""
+
+GITHUB = """\
+::error title=UG207 enum-restricted::a.example.com v1 spec.mode: enum values removed: ["Snapshot"]
+::warning title=UG208 bound-tightened::a.example.com v1 spec.size: maximum tightened: <= 10 -> <= 5
+::notice title=UG201 property-removed::a.example.com v1 spec.old: removed from the schema: stored values are pruned on read (excused: unused since 1.2)
+::error title=UG105 served-version-removed::b.example.com: served version v1alpha1 removed
+upgrade-guard: unsafe (2 error, 1 warning, 0 info, 1 excused)
+"""
+
+
+def test_text_report_is_plain_when_not_on_a_terminal() -> None:
+    assert REPORTERS["text"](OUTCOME) == TEXT
+
+
+def test_text_report_fits_80_columns() -> None:
+    assert all(len(line) <= 80 for line in text.render(OUTCOME, color=False).splitlines())
+
+
+def test_text_report_colours_only_when_asked() -> None:
+    assert "\x1b[" in text.render(OUTCOME, color=True)
+    assert "\x1b[" not in REPORTERS["text"](OUTCOME)
+
+
+def test_markdown_report() -> None:
+    assert REPORTERS["markdown"](OUTCOME) == MARKDOWN
+
+
+def test_github_annotations() -> None:
+    assert REPORTERS["github"](OUTCOME) == GITHUB
+
+
+def test_json_report_shape_is_stable() -> None:
+    document = json.loads(REPORTERS["json"](OUTCOME))
+    assert document["verdict"] == "unsafe"
+    assert document["summary"] == {"error": 2, "warning": 1, "info": 0, "excused": 1}
+    assert document["findings"][0] == {
+        "code": "UG207",
+        "rule": "enum-restricted",
+        "severity": "error",
+        "crd": "a.example.com",
+        "version": "v1",
+        "path": "spec.mode",
+        "message": 'enum values removed: ["Snapshot"]',
+        "excused": False,
+        "reason": None,
+        "notes": [],
+        "old": ["Full", "Snapshot"],
+        "new": ["Full"],
+    }
+    assert document["findings"][2]["excused"] is True
+    assert document["findings"][2]["reason"] == "unused since 1.2"
+    assert document["findings"][3]["version"] is None and document["findings"][3]["path"] is None
+
+
+def test_safe_outcome() -> None:
+    safe = Outcome(findings=(), crds_compared=1)
+    assert REPORTERS["text"](safe) == (
+        "upgrade-guard: SAFE — 1 CRD compared; 0 error, 0 warning, 0 info, 0 excused\n"
+    )
+    assert json.loads(REPORTERS["json"](safe)) == {
+        "verdict": "safe",
+        "summary": {"error": 0, "warning": 0, "info": 0, "excused": 0},
+        "findings": [],
+    }
