@@ -23,13 +23,19 @@ def widget_crd(
     versions: tuple[str, ...] = ("v1",),
     storage: str | None = None,
     scope: str = "Namespaced",
+    spec_extra: JSON | None = None,
 ) -> JSON:
-    """A CRD whose every version has ``spec`` with ``spec_props``."""
+    """A CRD whose every version has ``spec`` with ``spec_props`` (and ``spec_extra``
+    keywords on the ``spec`` schema itself, e.g. ``required``)."""
     storage = storage or versions[-1]
     schema = {
         "type": "object",
         "properties": {
-            "spec": {"type": "object", "properties": copy.deepcopy(spec_props)},
+            "spec": {
+                "type": "object",
+                "properties": copy.deepcopy(spec_props),
+                **copy.deepcopy(spec_extra or {}),
+            },
             "status": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
         },
     }
@@ -236,3 +242,75 @@ def test_ratcheting_keeps_an_unchanged_invalid_value_on_update_but_not_on_create
     )
     # A merge patch that leaves it alone is ratcheted as well.
     t.patch("legacy", {"spec": {"note": "c"}}).expect_allowed()
+
+
+INT = {"type": "integer"}
+STR = {"type": "string"}
+RATCHET_CASES: dict[str, tuple[JSON, JSON | None, str]] = {
+    # name: (tightened spec props, tightened spec_extra, expected UPDATE outcome: "" = allowed,
+    #        else a fragment of the refusal). Stored object: {"replicas": 8, "tier": "gold"};
+    # the UPDATE changes only spec.note.
+    "enum-value-removed": (
+        {"replicas": INT, "note": STR, "tier": {"type": "string", "enum": ["silver"]}},
+        None,
+        "",
+    ),
+    # Ratcheting is decided per node of the schema walk: an allOf attached to the unchanged
+    # field itself is ratcheted; the same bound in an allOf of the (changed) parent is not.
+    "maximum-in-allOf-on-the-field": (
+        {"replicas": {**INT, "allOf": [{"maximum": 5}]}, "note": STR, "tier": STR},
+        None,
+        "",
+    ),
+    "maximum-in-allOf-on-the-parent": (
+        {"replicas": INT, "note": STR, "tier": STR},
+        {"allOf": [{"properties": {"replicas": {"maximum": 5}}}]},
+        "spec.replicas: Invalid value: 8: spec.replicas in body should be less than or equal to 5",
+    ),
+    "newly-required-field": (
+        {"replicas": INT, "note": STR, "tier": STR, "owner": STR},
+        {"required": ["owner"]},
+        "spec.owner: Required value",
+    ),
+    "cel-rule-on-the-field": (
+        {
+            "replicas": {**INT, "x-kubernetes-validations": [{"rule": "self <= 5"}]},
+            "note": STR,
+            "tier": STR,
+        },
+        None,
+        "",
+    ),
+    "cel-rule-on-the-parent": (
+        {"replicas": INT, "note": STR, "tier": STR},
+        {"x-kubernetes-validations": [{"rule": "self.replicas <= 5", "message": "too many"}]},
+        "spec: Invalid value: too many",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(RATCHET_CASES))
+def test_ratcheting_matrix(cluster: Cluster, namespace: str, case: str) -> None:
+    """Which tightenings an UPDATE that leaves the offending value alone survives."""
+    tight_props, tight_extra, expected = RATCHET_CASES[case]
+    plural = unique_plural("matrix")
+    loose = {"replicas": INT, "note": STR, "tier": STR}
+    evo = evolve(
+        cluster.admin,
+        widget_crd(loose, plural=plural),
+        widget_crd(tight_props, plural=plural, spec_extra=tight_extra),
+        [obj("legacy", replicas=8, tier="gold", note="a")],
+        namespace=namespace,
+    )
+    evo.crd_update.expect_allowed()
+    t = evo.trial
+
+    def create_refused() -> bool:
+        return not t.create(obj("fresh", replicas=8, tier="gold"), dry_run=True).allowed
+
+    wait_for(create_refused, timeout=10, what="tightened schema in force for CREATE")
+    update = t.update("legacy", lambda o: o["spec"].update(note="b"))
+    if expected:
+        update.expect_refused(expected)
+    else:
+        update.expect_allowed()
