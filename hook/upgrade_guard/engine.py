@@ -205,10 +205,10 @@ def _judge(item: _Raw, policy: Policy, kube_version: tuple[int, int] | None) -> 
     ratcheting = kube_version is not None and kube_version >= RATCHETING_SINCE
     if item.change.ratchetable and ratcheting and not policy.strict and severity is Severity.ERROR:
         severity = Severity.WARNING
+        major, minor = kube_version or RATCHETING_SINCE
         notes.append(
-            f"Kubernetes {kube_version[0]}.{kube_version[1]} ratchets this check: stored"  # type: ignore[index]
-            " objects keep passing updates that leave the value unchanged; new objects and"
-            " changed values must satisfy it"
+            f"ratcheted on Kubernetes {major}.{minor}: updates that keep the stored value pass;"
+            " new objects must satisfy it"
         )
     if policy.strict and severity is Severity.WARNING:
         severity = Severity.ERROR

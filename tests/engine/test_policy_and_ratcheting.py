@@ -54,7 +54,7 @@ def test_ratcheting_by_cluster_version(pair: Any, kube: Any, expected: Severity)
 
 def test_ratcheted_finding_says_why() -> None:
     (finding,) = compare(*ENUM_LOST, kube_version=(1, 31)).findings
-    assert any("1.31 ratchets" in note for note in finding.notes)
+    assert any("ratcheted on Kubernetes 1.31" in note for note in finding.notes)
 
 
 def test_strict_profile_ignores_ratcheting_and_refuses_warnings() -> None:

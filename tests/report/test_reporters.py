@@ -72,7 +72,7 @@ b.example.com
   error   UG105 served-version-removed
           served version v1alpha1 removed
 
-upgrade-guard: UNSAFE — 2 CRDs compared; 2 error, 1 warning, 0 info, 1 excused
+upgrade-guard UNSAFE — 2 CRDs; 2 error, 1 warning, 0 info, 1 excused
 """
 
 MARKDOWN = """\
@@ -149,7 +149,7 @@ def test_json_report_shape_is_stable() -> None:
 def test_safe_outcome() -> None:
     safe = Outcome(findings=(), crds_compared=1)
     assert REPORTERS["text"](safe) == (
-        "upgrade-guard: SAFE — 1 CRD compared; 0 error, 0 warning, 0 info, 0 excused\n"
+        "upgrade-guard SAFE — 1 CRD; 0 error, 0 warning, 0 info, 0 excused\n"
     )
     assert json.loads(REPORTERS["json"](safe)) == {
         "verdict": "safe",

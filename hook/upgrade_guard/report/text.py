@@ -55,10 +55,10 @@ def render(outcome: Outcome, color: bool, width: int = 80) -> str:
     verdict = Text(
         "SAFE" if outcome.safe else "UNSAFE", style="bold green" if outcome.safe else "bold red"
     )
-    line = Text("upgrade-guard: ")
+    line = Text("upgrade-guard ")
     line.append(verdict)
     compared = outcome.crds_compared
-    line.append(f" — {compared} CRD{'' if compared == 1 else 's'} compared; {counts}")
+    line.append(f" — {compared} CRD{'' if compared == 1 else 's'}; {counts}")
     console.print(line)
     return "\n".join(row.rstrip() for row in buffer.getvalue().split("\n"))
 
