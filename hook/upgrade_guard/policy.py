@@ -1,4 +1,4 @@
-"""The policy file: per-rule severities, the strict profile, and declared breaks.
+"""The policy file: per-rule severities, the strict profile, declared breaks, and counters.
 
 profile: default            # or strict: warnings refuse too, and ratcheting is ignored
 versions: served            # or storage: which versions present on both sides to compare
@@ -10,13 +10,34 @@ declared-breaks:
     rule: UG201             # code or name
     path: spec.legacyField  # omitted for CRD-level findings
     version: v1             # optional: this CRD version only
+    schema-version: 4       # optional: the crd-schema-version this break ships with;
+                            # verify-history uses only breaks for the versions it crosses
     reason: "legacyField was unused since 1.4; see CHANGELOG"
+
+# Contract counters (`upgrade-guard stamp`, `upgrade-guard verify-history`):
+annotation-prefix: upgrade-guard.io/   # default; the CRD annotations are <prefix>crd-schema-
+                                       # version, <prefix>crd-schema-digest, <prefix><counter>
+restarts:                   # rollbacks of crd-schema-version verify-history admits
+  - schema-version: 5       # the baseline version abandoned
+    digests:                # the digest of every baseline CRD, exactly (stamp writes them)
+      widgets.example.com: "sha256:<64 hex>"
+    reason: "5 was never released; main goes back to 4"
+counters:                   # other counters, stamped on every CRD as <prefix><name>
+  - name: controller-state-version
+    rule: monotonic         # never decreases between baseline and candidate
+  - name: admission-contract
+    rule: equal-when-unchanged   # rises when the files change, stays equal otherwise
+    files: ["config/webhook/**", "api/admission/*.go"]  # globs from the repository root
+    annotation: example.com/admission-contract          # optional: the full annotation key
+
+Schema and counter values are canonical positive decimals: 1, 2, 10 (not 0, 01, +1, 1.0).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from upgrade_guard import rules
@@ -28,8 +49,21 @@ _SEVERITY_WORDS: dict[str, Severity | None] = {
     "info": Severity.INFO,
     "ignore": None,
 }
-_TOP_KEYS = frozenset({"profile", "versions", "rules", "declared-breaks"})
-_BREAK_KEYS = frozenset({"crd", "rule", "path", "version", "reason"})
+_TOP_KEYS = frozenset(
+    {"profile", "versions", "rules", "declared-breaks", "annotation-prefix", "restarts", "counters"}
+)
+_BREAK_KEYS = frozenset({"crd", "rule", "path", "version", "schema-version", "reason"})
+_RESTART_KEYS = frozenset({"schema-version", "digests", "reason"})
+_COUNTER_KEYS = frozenset({"name", "rule", "files", "annotation"})
+COUNTER_RULES = ("monotonic", "equal-when-unchanged")
+DEFAULT_ANNOTATION_PREFIX = "upgrade-guard.io/"
+SCHEMA_VERSION = "crd-schema-version"
+SCHEMA_DIGEST = "crd-schema-digest"
+CONTROLLER_STATE_VERSION = "controller-state-version"
+_CANONICAL = re.compile(r"[1-9][0-9]*\Z")
+_DNS_PREFIX = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/\Z")
+_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
 
 
 class PolicyError(ValueError):
@@ -43,6 +77,7 @@ class DeclaredBreak:
     path: str | None
     version: str | None
     reason: str
+    schema_version: int | None = None
 
     def excuses(self, finding: Finding) -> bool:
         return (
@@ -55,7 +90,27 @@ class DeclaredBreak:
     def __str__(self) -> str:
         where = f" at {self.path}" if self.path else ""
         version = f" version {self.version}" if self.version else ""
-        return f"{self.code} on {self.crd}{version}{where}"
+        shipped = f" (schema version {self.schema_version})" if self.schema_version else ""
+        return f"{self.code} on {self.crd}{version}{where}{shipped}"
+
+
+@dataclass(frozen=True)
+class Restart:
+    """A rollback of crd-schema-version admitted for exactly one baseline tree."""
+
+    schema_version: int
+    digests: Mapping[str, str]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Counter:
+    """A contract counter stamped on every CRD as an annotation, and the rule it follows."""
+
+    name: str
+    rule: str  # one of COUNTER_RULES
+    annotation: str
+    files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -64,6 +119,16 @@ class Policy:
     strict: bool = False
     storage_version_only: bool = False
     declared_breaks: tuple[DeclaredBreak, ...] = ()
+    annotation_prefix: str = DEFAULT_ANNOTATION_PREFIX
+    restarts: tuple[Restart, ...] = ()
+    counters: tuple[Counter, ...] = field(default_factory=tuple)
+
+    def annotation(self, name: str) -> str:
+        """The annotation key of a counter (crd-schema-version, crd-schema-digest, others)."""
+        for counter in self.counters:
+            if counter.name == name:
+                return counter.annotation
+        return self.annotation_prefix + name
 
     def severity_of(self, code: str, default: Severity) -> Severity | None:
         return self.severities.get(code, default)
@@ -90,6 +155,29 @@ def _text(entry: Mapping[str, Any], key: str, where: str, required: bool) -> str
     return value
 
 
+def canonical_number(value: Any) -> int | None:
+    """A canonical positive decimal (an int, or a string such as "12") as an int, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value > 0 else None
+    if isinstance(value, str) and _CANONICAL.match(value):
+        return int(value)
+    return None
+
+
+def _schema_version(entry: Mapping[str, Any], where: str) -> int | None:
+    if "schema-version" not in entry:
+        return None
+    number = canonical_number(entry["schema-version"])
+    if number is None:
+        raise PolicyError(
+            f"{where}: schema-version must be a canonical positive decimal,"
+            f" not {entry['schema-version']!r}"
+        )
+    return number
+
+
 def _declared_break(entry: Any, where: str) -> DeclaredBreak:
     if not isinstance(entry, Mapping):
         raise PolicyError(f"{where}: must be a mapping with crd, rule, reason")
@@ -102,7 +190,83 @@ def _declared_break(entry: Any, where: str) -> DeclaredBreak:
         path=_text(entry, "path", where, required=False),
         version=_text(entry, "version", where, required=False),
         reason=_text(entry, "reason", where, required=True) or "",
+        schema_version=_schema_version(entry, where),
     )
+
+
+def _restart(entry: Any, where: str) -> Restart:
+    if not isinstance(entry, Mapping):
+        raise PolicyError(f"{where}: must be a mapping with schema-version, digests, reason")
+    unknown = sorted(set(entry) - _RESTART_KEYS)
+    if unknown:
+        raise PolicyError(f"{where}: unknown key {unknown[0]!r}")
+    version = _schema_version(entry, where)
+    if version is None:
+        raise PolicyError(f"{where}: schema-version is required")
+    digests = entry.get("digests")
+    if not isinstance(digests, Mapping) or not digests:
+        raise PolicyError(f"{where}: digests must map every baseline CRD to its digest")
+    for name, digest in digests.items():
+        if not isinstance(digest, str) or not _DIGEST.match(digest):
+            raise PolicyError(f"{where}: digests.{name}: expected sha256: and 64 hex digits")
+    return Restart(
+        schema_version=version,
+        digests={str(name): str(digest) for name, digest in digests.items()},
+        reason=_text(entry, "reason", where, required=True) or "",
+    )
+
+
+def _counter(entry: Any, where: str, prefix: str) -> Counter:
+    if not isinstance(entry, Mapping):
+        raise PolicyError(f"{where}: must be a mapping with name and rule")
+    unknown = sorted(set(entry) - _COUNTER_KEYS)
+    if unknown:
+        raise PolicyError(f"{where}: unknown key {unknown[0]!r}")
+    name = _text(entry, "name", where, required=True) or ""
+    if not _NAME.match(name) or name in (SCHEMA_VERSION, SCHEMA_DIGEST):
+        raise PolicyError(f"{where}: {name!r} cannot name a counter")
+    rule = entry.get("rule")
+    if rule not in COUNTER_RULES:
+        raise PolicyError(f"{where}: rule must be one of {', '.join(COUNTER_RULES)}")
+    files = entry.get("files", [])
+    if rule == "equal-when-unchanged":
+        if not isinstance(files, list) or not files:
+            raise PolicyError(f"{where}: equal-when-unchanged needs files: a list of globs")
+    elif files:
+        raise PolicyError(f"{where}: files only go with equal-when-unchanged")
+    if not all(isinstance(pattern, str) and pattern.strip() for pattern in files):
+        raise PolicyError(f"{where}: files must be non-empty strings")
+    annotation = _text(entry, "annotation", where, required=False) or prefix + name
+    return Counter(name=name, rule=rule, annotation=annotation, files=tuple(files))
+
+
+def _contracts(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
+    prefix = raw.get("annotation-prefix", DEFAULT_ANNOTATION_PREFIX)
+    if not isinstance(prefix, str) or not _DNS_PREFIX.match(prefix) or len(prefix) > 254:
+        raise PolicyError(
+            f"{source}: annotation-prefix must be a DNS subdomain followed by /,"
+            f" such as {DEFAULT_ANNOTATION_PREFIX}"
+        )
+    restarts = raw.get("restarts") or []
+    counters = raw.get("counters") or []
+    if not isinstance(restarts, list):
+        raise PolicyError(f"{source}: restarts must be a list")
+    if not isinstance(counters, list):
+        raise PolicyError(f"{source}: counters must be a list")
+    parsed = tuple(
+        _counter(entry, f"{source}: counters[{index}]", prefix)
+        for index, entry in enumerate(counters)
+    )
+    names = [counter.name for counter in parsed]
+    if len(set(names)) != len(names):
+        raise PolicyError(f"{source}: counters: a name is declared twice")
+    return {
+        "annotation_prefix": prefix,
+        "restarts": tuple(
+            _restart(entry, f"{source}: restarts[{index}]") for index, entry in enumerate(restarts)
+        ),
+        "counters": parsed,
+    }
 
 
 def parse_policy(raw: Any, source: str) -> Policy:
@@ -140,4 +304,5 @@ def parse_policy(raw: Any, source: str) -> Policy:
             _declared_break(entry, f"{source}: declared-breaks[{index}]")
             for index, entry in enumerate(breaks)
         ),
+        **_contracts(raw, source),
     )

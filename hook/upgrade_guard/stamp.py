@@ -124,10 +124,10 @@ class _Reader:
         return event
 
     def start(self, event: yaml.Event) -> int:
-        return self.base + _mark(event.start_mark).index
+        return self.base + int(_mark(event.start_mark).index)
 
     def end(self, event: yaml.Event) -> int:
-        return self.base + _mark(event.end_mark).index
+        return self.base + int(_mark(event.end_mark).index)
 
     def scalar(self, event: yaml.ScalarEvent) -> _Scalar:
         mark = _mark(event.start_mark)
