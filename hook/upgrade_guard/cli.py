@@ -135,5 +135,242 @@ def explain(code: Annotated[str, typer.Argument(help="A rule code or name.")]) -
     typer.echo(rule.doc.strip())
 
 
+# ---------------------------------------------------------------------------------------
+# Contract counters (issue 4): `stamp` and `verify-history`. Self-contained block: its
+# imports are local to the functions so the rest of this module does not depend on it.
+# ---------------------------------------------------------------------------------------
+
+REQUIRE_EXPLICIT_BASELINE_ENV = "UPGRADE_GUARD_REQUIRE_EXPLICIT_BASELINE"
+BASELINE_REF_ENV = "UPGRADE_GUARD_BASELINE_REF"
+
+
+def _canonical_option(option: str, value: str) -> int:
+    from upgrade_guard.policy import canonical_number
+
+    number = canonical_number(value)
+    if number is None:
+        raise UsageProblem(
+            f"{option} {value!r}: expected a canonical positive decimal such as 1 or 12"
+            " (no sign, no leading zero, no fraction)"
+        )
+    return number
+
+
+def _counter_options(values: list[str], chosen: Policy) -> dict[str, str]:
+    """--counter NAME=V options as annotation key -> canonical value."""
+    from upgrade_guard.policy import SCHEMA_DIGEST, SCHEMA_VERSION
+
+    result: dict[str, str] = {}
+    for item in values:
+        name, equals, value = item.partition("=")
+        name = name.strip()
+        if not equals or not re.fullmatch(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?", name):
+            raise UsageProblem(f"--counter {item!r}: expected NAME=VALUE, such as state=3")
+        if name in (SCHEMA_VERSION, SCHEMA_DIGEST):
+            raise UsageProblem(f"--counter {item!r}: use --schema-version for {name}")
+        result[chosen.annotation(name)] = str(_canonical_option(f"--counter {name}", value))
+    return result
+
+
+@app.command(name="stamp")
+@guarded
+def stamp_command(
+    directory: Annotated[str, typer.Argument(help="CRD file or directory (recursively).")],
+    schema_version: Annotated[
+        str | None,
+        typer.Option(help="Schema version to stamp; default: the one already stamped."),
+    ] = None,
+    counter: Annotated[
+        list[str] | None, typer.Option(help="Another counter, NAME=VALUE; repeatable.")
+    ] = None,
+    check: Annotated[
+        bool, typer.Option("--check", help="Change nothing; exit 1 if any file would change.")
+    ] = False,
+    policy: Annotated[
+        str | None, typer.Option(help="Policy file (annotation prefix, counters).")
+    ] = None,
+) -> None:
+    """Write the schema version, digest and counters into CRD files, byte-preserving."""
+    from pathlib import Path
+
+    from upgrade_guard import stamp as stamping
+    from upgrade_guard.counters import digest
+    from upgrade_guard.counters.history import stamped_number
+    from upgrade_guard.crd import Source
+    from upgrade_guard.load.documents import Document
+    from upgrade_guard.load.yaml_reader import YamlError, read_documents
+    from upgrade_guard.policy import SCHEMA_DIGEST, SCHEMA_VERSION
+
+    chosen: Policy = read_policy(policy) if policy else DEFAULT_POLICY
+    version_key = chosen.annotation(SCHEMA_VERSION)
+    digest_key = chosen.annotation(SCHEMA_DIGEST)
+    wanted_version = (
+        _canonical_option("--schema-version", schema_version) if schema_version else None
+    )
+    counters = _counter_options(counter or [], chosen)
+    try:
+        paths = stamping.stamp_files(directory)
+    except FileNotFoundError:
+        raise LoadError(f"{directory}: no such file or directory") from None
+    files: list[tuple[Path, str, dict[str, Crd]]] = []
+    for path in paths:
+        try:
+            text = path.read_bytes().decode("utf-8")
+            documents = [
+                Document(Source(str(path), index), line, body)
+                for index, (line, body) in enumerate(read_documents(text))
+            ]
+        except OSError as error:
+            raise LoadError(f"{path}: cannot read: {error.strerror or error}") from None
+        except UnicodeDecodeError as error:
+            raise LoadError(f"{path}: not UTF-8 text ({error.reason})") from None
+        except YamlError as error:
+            raise LoadError(f"{path}: {error}") from None
+        found = crds_from(documents)
+        if found:
+            files.append((path, text, found))
+    total = sum(len(found) for _, _, found in files)
+    if not total:
+        raise LoadError(f"{directory}: no CustomResourceDefinitions to stamp")
+    if wanted_version is None:
+        stamped = {
+            stamped_number(crd, version_key) for _, _, found in files for crd in found.values()
+        }
+        if len(stamped) != 1 or None in stamped:
+            raise UsageProblem(
+                f"{directory}: the CRDs do not all carry one {version_key}; give --schema-version"
+                " (1 for a first adoption)"
+            )
+        wanted_version = stamped.pop()
+    changed: list[str] = []
+    for path, text, found in files:
+        try:
+            wanted = {
+                name: {
+                    version_key: str(wanted_version),
+                    digest_key: digest.spec_digest(crd.spec),
+                    **counters,
+                }
+                for name, crd in found.items()
+            }
+            result = stamping.stamp_text(text, wanted, str(path))
+        except (stamping.StampError, digest.DigestError) as error:
+            raise LoadError(str(error)) from None
+        if result == text:
+            continue
+        changed.append(str(path))
+        if check:
+            before = stamping.read_annotations(text)
+            for name, values in sorted(wanted.items()):
+                stale = [k for k, v in values.items() if before.get(name, {}).get(k) != v]
+                if stale:
+                    typer.echo(f"{path}: CRD {name}: would set {', '.join(stale)}")
+        else:
+            stamping.write_file(path, result)
+    summary = f"{total} CRDs in {len(files)} files, schema version {wanted_version}"
+    if check:
+        if changed:
+            typer.echo(
+                f"upgrade-guard: {len(changed)} of {len(files)} files are not stamped as"
+                f" they would be ({summary}); run upgrade-guard stamp {directory}"
+            )
+            raise typer.Exit(int(ExitCode.REFUSED))
+        typer.echo(f"upgrade-guard: stamped as it would be: {summary}")
+        return
+    typer.echo(f"upgrade-guard: stamped {summary}; {len(changed)} files changed")
+
+
+@app.command(name="verify-history")
+@guarded
+def verify_history_command(
+    directory: Annotated[str, typer.Argument(help="The CRD directory, inside a git work tree.")],
+    baseline_ref: Annotated[
+        str | None,
+        typer.Option(
+            envvar=BASELINE_REF_ENV,
+            help="Compare the working tree with this ref. Default: the working tree against"
+            " HEAD when DIR has uncommitted changes, else HEAD against HEAD^.",
+        ),
+    ] = None,
+    require_explicit_baseline: Annotated[
+        bool,
+        typer.Option(
+            envvar=REQUIRE_EXPLICIT_BASELINE_ENV,
+            help="Refuse to guess the baseline (for CI).",
+        ),
+    ] = False,
+    policy: Annotated[str | None, typer.Option(help="Policy file (YAML).")] = None,
+    output: Annotated[Output, typer.Option(help="Report format.")] = Output.text,
+    max_bytes: Annotated[int, typer.Option(help="Refuse more input than this per side.")] = (
+        DEFAULT_MAX_BYTES
+    ),
+) -> None:
+    """Check the CRDs' schema version and counters against git history; exit 0, 1 or 2."""
+    import hashlib
+
+    from upgrade_guard.counters import digest
+    from upgrade_guard.counters.history import Side, verify_history
+    from upgrade_guard.load import git_tree
+    from upgrade_guard.report.history import RENDERERS
+
+    chosen: Policy = read_policy(policy) if policy else DEFAULT_POLICY
+    repository = git_tree.Repository.containing(directory)
+    prefix = repository.prefix
+    shown = prefix or "."
+    baseline: git_tree.Tree
+    candidate: git_tree.Tree
+    if baseline_ref:
+        commit = repository.commit(baseline_ref)
+        if commit is None:
+            raise LoadError(f"--baseline-ref {baseline_ref}: no such commit in {repository.root}")
+        baseline = git_tree.GitTree(repository, baseline_ref, commit)
+        candidate = git_tree.WorkTree(repository)
+        source = f"explicit: the working tree against {baseline_ref}"
+    elif require_explicit_baseline:
+        raise UsageProblem(
+            f"--require-explicit-baseline (or {REQUIRE_EXPLICIT_BASELINE_ENV}) is set:"
+            " give --baseline-ref REF"
+        )
+    elif repository.has_changes(prefix):
+        baseline = git_tree.GitTree(repository, "HEAD", repository.commit("HEAD"))
+        candidate = git_tree.WorkTree(repository)
+        source = f"guessed: {shown} has uncommitted changes, so the working tree against HEAD"
+    else:
+        head = repository.commit("HEAD")
+        if head is None:
+            raise LoadError(f"{directory}: the repository has no commits")
+        parent = repository.commit("HEAD^")
+        baseline = git_tree.GitTree(repository, "HEAD^", parent)
+        candidate = git_tree.GitTree(repository, "HEAD", head)
+        source = f"guessed: {shown} is clean, so HEAD against HEAD^"
+        if parent is None:
+            source += " (HEAD has no parent: empty baseline)"
+
+    def side(tree: git_tree.Tree) -> Side:
+        file_digests: dict[str, str] = {}
+        for counter in chosen.counters:
+            if counter.files:
+                contents = git_tree.contents_of(tree, counter.files)
+                listing = "".join(
+                    f"{path}\0{hashlib.sha256(data).hexdigest()}\n"
+                    for path, data in sorted(contents.items())
+                )
+                file_digests[counter.name] = hashlib.sha256(listing.encode()).hexdigest()
+        return Side(tree.label, git_tree.crds_in(tree, prefix, max_bytes), file_digests)
+
+    before, after = side(baseline), side(candidate)
+    if not before.crds and not after.crds:
+        raise LoadError(f"{shown}: no CustomResourceDefinitions in {after.label} or {before.label}")
+    try:
+        history = verify_history(before, after, chosen, source)
+    except digest.DigestError as error:
+        raise LoadError(str(error)) from None
+    sys.stdout.write(RENDERERS[output.value](history))
+    raise typer.Exit(int(history.outcome.exit_code))
+
+
+# ----------------------------------------------------------- end of contract counters
+
+
 def main() -> None:
     app()

@@ -1,0 +1,459 @@
+"""verify-history's judgement: a candidate CRD set against its baseline, counters included.
+
+Pure: both sides arrive as CRDs already read (and, for ``equal-when-unchanged`` counters, the
+digest of their files). The rules, each refusal a Finding with a code below:
+
+Schema version (annotation ``<prefix>crd-schema-version`` on every CRD)
+  - every candidate CRD carries a canonical positive decimal (UG701), the same one (UG702),
+    and the digest of its own spec (UG703; ``upgrade-guard stamp`` writes both);
+  - the schema changed (the map CRD name -> digest differs: a spec changed, a CRD was added
+    or removed) -> the candidate version is strictly greater (UG704); unchanged -> equal
+    (UG705);
+  - a candidate version below the baseline's is a rollback (UG706), admitted only by a
+    restart record naming that baseline version and the digest of every baseline CRD,
+    exactly; its engine findings are then excused by the restart;
+  - a baseline without schema versions (no CRD annotated, or no CRDs at all) is a first
+    adoption: the candidate version must be 1 (UG707).
+Engine
+  - ``compare_crds`` runs on the normalized specs (``digest.normalized_spec``), storage
+    version only; its findings refuse unless a declared break with a ``schema-version`` in
+    (baseline version, candidate version] excuses them (first adoption: (0, candidate]). A
+    break for another version excuses nothing; one that matches no finding is UG902. Breaks
+    without ``schema-version`` are not used here (a note says so). A removed CRD is the
+    engine's UG101, refused unless declared; an added CRD is allowed.
+Other counters (policy ``counters``; ``controller-state-version`` is monotonic by default
+whenever a CRD on either side carries it)
+  - every candidate CRD carries the same canonical value (UG708);
+  - ``monotonic``: never below the baseline value (UG709);
+  - ``equal-when-unchanged``: when the digest of its files changed, strictly above the
+    baseline value (UG710); when not, equal (UG711). A counter the baseline lacks starts
+    freely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from upgrade_guard import engine
+from upgrade_guard.counters import digest
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.policy import (
+    CONTROLLER_STATE_VERSION,
+    SCHEMA_DIGEST,
+    SCHEMA_VERSION,
+    Counter,
+    Policy,
+    Restart,
+    canonical_number,
+)
+
+ALL_CRDS = "(all CRDs)"
+
+
+@dataclass(frozen=True)
+class Check:
+    code: str
+    name: str
+    summary: str
+
+
+SCHEMA_VERSION_MISSING = Check(
+    "UG701", "schema-version-missing", "a CRD lacks a canonical crd-schema-version"
+)
+SCHEMA_VERSIONS_DISAGREE = Check(
+    "UG702", "schema-versions-disagree", "the CRDs carry different schema versions"
+)
+SCHEMA_DIGEST_STALE = Check(
+    "UG703", "schema-digest-stale", "a CRD's crd-schema-digest is not the digest of its spec"
+)
+CHANGED_WITHOUT_BUMP = Check(
+    "UG704", "schema-changed-without-bump", "the schema changed but its version did not rise"
+)
+BUMPED_WITHOUT_CHANGE = Check(
+    "UG705", "schema-bumped-without-change", "the schema version moved but the schema did not"
+)
+ROLLED_BACK = Check(
+    "UG706", "schema-version-rolled-back", "the schema version went down without a restart"
+)
+FIRST_ADOPTION_NOT_ONE = Check(
+    "UG707", "first-adoption-not-one", "a first adoption must start at schema version 1"
+)
+COUNTER_MISSING = Check(
+    "UG708", "counter-missing", "a counter is missing, not canonical, or differs between CRDs"
+)
+COUNTER_DECREASED = Check("UG709", "counter-decreased", "a monotonic counter went down")
+COUNTER_CHANGED_WITHOUT_BUMP = Check(
+    "UG710", "counter-changed-without-bump", "a counter's files changed but it did not rise"
+)
+COUNTER_BUMPED_WITHOUT_CHANGE = Check(
+    "UG711", "counter-bumped-without-change", "a counter moved but its files did not change"
+)
+CHECKS: tuple[Check, ...] = (
+    SCHEMA_VERSION_MISSING,
+    SCHEMA_VERSIONS_DISAGREE,
+    SCHEMA_DIGEST_STALE,
+    CHANGED_WITHOUT_BUMP,
+    BUMPED_WITHOUT_CHANGE,
+    ROLLED_BACK,
+    FIRST_ADOPTION_NOT_ONE,
+    COUNTER_MISSING,
+    COUNTER_DECREASED,
+    COUNTER_CHANGED_WITHOUT_BUMP,
+    COUNTER_BUMPED_WITHOUT_CHANGE,
+)
+
+_SCHEMA_CHECKS = (SCHEMA_VERSION_MISSING, SCHEMA_VERSIONS_DISAGREE)
+_COUNTER_CHECKS = (COUNTER_MISSING, COUNTER_MISSING)
+
+
+@dataclass(frozen=True)
+class Side:
+    """One tree's CRDs, and the digest of each equal-when-unchanged counter's files."""
+
+    label: str
+    crds: Mapping[str, Crd]
+    file_digests: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class CounterState:
+    name: str
+    rule: str
+    before: int | None
+    after: int | None
+    files_changed: bool | None = None
+
+
+@dataclass(frozen=True)
+class History:
+    baseline: str
+    candidate: str
+    source: str
+    baseline_version: int | None
+    candidate_version: int | None
+    schema_changed: bool
+    changes: tuple[str, ...]
+    first_adoption: bool
+    restart: Restart | None
+    counters: tuple[CounterState, ...]
+    outcome: Outcome
+    notes: tuple[str, ...] = ()
+
+    @property
+    def safe(self) -> bool:
+        return self.outcome.safe
+
+    @property
+    def reasons(self) -> list[Finding]:
+        return [finding for finding in self.outcome.findings if finding.refuses]
+
+
+def _finding(check: Check, crd: str, message: str, old: Any = None, new: Any = None) -> Finding:
+    return Finding(
+        code=check.code,
+        rule=check.name,
+        severity=Severity.ERROR,
+        crd=crd,
+        version=None,
+        path=None,
+        message=message,
+        old=old,
+        new=new,
+    )
+
+
+def annotations_of(crd: Crd) -> Mapping[str, Any]:
+    metadata = crd.raw.get("metadata") or {}
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    return annotations if isinstance(annotations, Mapping) else {}
+
+
+def stamped_number(crd: Crd, key: str) -> int | None:
+    """The canonical positive decimal annotation key carries as a string, else None."""
+    value = annotations_of(crd).get(key)
+    return canonical_number(value) if isinstance(value, str) else None
+
+
+def digests_of(crds: Mapping[str, Crd]) -> dict[str, str]:
+    return {name: digest.spec_digest(crd.spec) for name, crd in crds.items()}
+
+
+def normalized(crds: Mapping[str, Crd]) -> dict[str, Crd]:
+    """The CRDs with their specs as the digest sees them, for the engine."""
+    return {
+        name: Crd({**crd.raw, "spec": digest.normalized_spec(crd.spec)}, crd.source)
+        for name, crd in crds.items()
+    }
+
+
+def _changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[str, ...]:
+    changes = [f"{name} added" for name in sorted(after.keys() - before.keys())]
+    changes += [f"{name} removed" for name in sorted(before.keys() - after.keys())]
+    changes += [
+        f"{name} changed"
+        for name in sorted(before.keys() & after.keys())
+        if before[name] != after[name]
+    ]
+    return tuple(changes)
+
+
+def _agreed(
+    crds: Mapping[str, Crd],
+    key: str,
+    checks: tuple[Check, Check],
+    label: str,
+    findings: list[Finding] | None,
+) -> int | None:
+    """The value every CRD carries under key; findings (when given) get what is wrong."""
+    values: dict[int, list[str]] = {}
+    for name, crd in sorted(crds.items()):
+        number = stamped_number(crd, key)
+        if number is None:
+            if findings is not None:
+                carried = annotations_of(crd).get(key)
+                what = "no" if carried is None else f"the non-canonical {carried!r} as"
+                findings.append(
+                    _finding(
+                        checks[0],
+                        name,
+                        f"{label} carries {what} {key} (a canonical positive decimal"
+                        ' string such as "1"; run upgrade-guard stamp)',
+                        new=carried,
+                    )
+                )
+            continue
+        values.setdefault(number, []).append(name)
+    if len(values) > 1 and findings is not None:
+        spread = "; ".join(f"{v}: {', '.join(names)}" for v, names in sorted(values.items()))
+        findings.append(
+            _finding(
+                checks[1],
+                ALL_CRDS,
+                f"{label} CRDs carry different {key} values ({spread}); all must agree",
+                new=sorted(values),
+            )
+        )
+    return max(values) if values else None
+
+
+def _restart_for(
+    policy: Policy, version: int, baseline: Mapping[str, str]
+) -> tuple[Restart | None, str]:
+    candidates = [r for r in policy.restarts if r.schema_version == version]
+    if not candidates:
+        return None, f"no restart record names schema version {version}"
+    problems: list[str] = []
+    for record in candidates:
+        if dict(record.digests) == dict(baseline):
+            return record, ""
+        wrong = sorted(n for n in baseline if record.digests.get(n) != baseline[n])
+        extra = sorted(record.digests.keys() - baseline.keys())
+        detail = []
+        if wrong:
+            detail.append("differs for " + ", ".join(wrong))
+        if extra:
+            detail.append("names CRDs the baseline lacks: " + ", ".join(extra))
+        problems.append("; ".join(detail))
+    return None, (
+        f"the restart record for schema version {version} is for another tree"
+        f" ({' / '.join(problems)})"
+    )
+
+
+def _counters_in_play(policy: Policy, baseline: Side, candidate: Side) -> list[Counter]:
+    counters = list(policy.counters)
+    if all(counter.name != CONTROLLER_STATE_VERSION for counter in counters):
+        key = policy.annotation(CONTROLLER_STATE_VERSION)
+        carried = any(
+            key in annotations_of(crd)
+            for side in (baseline, candidate)
+            for crd in side.crds.values()
+        )
+        if carried:
+            counters.append(Counter(CONTROLLER_STATE_VERSION, "monotonic", key))
+    return counters
+
+
+def _check_counter(
+    counter: Counter, baseline: Side, candidate: Side, findings: list[Finding]
+) -> CounterState:
+    key = counter.annotation
+    before = _agreed(baseline.crds, key, _COUNTER_CHECKS, baseline.label, None)
+    after = _agreed(candidate.crds, key, _COUNTER_CHECKS, "candidate", findings)
+    files_changed: bool | None = None
+    if counter.rule == "equal-when-unchanged":
+        files_changed = baseline.file_digests.get(counter.name) != candidate.file_digests.get(
+            counter.name
+        )
+    if before is None or after is None:
+        return CounterState(counter.name, counter.rule, before, after, files_changed)
+    if counter.rule == "monotonic" and after < before:
+        findings.append(
+            _finding(
+                COUNTER_DECREASED,
+                ALL_CRDS,
+                f"{counter.name} went down from {before} to {after}; it is monotonic",
+                before,
+                after,
+            )
+        )
+    elif counter.rule == "equal-when-unchanged" and files_changed and after <= before:
+        findings.append(
+            _finding(
+                COUNTER_CHANGED_WITHOUT_BUMP,
+                ALL_CRDS,
+                f"the files of {counter.name} changed but it stayed at {after}"
+                f" (must be above {before})",
+                before,
+                after,
+            )
+        )
+    elif counter.rule == "equal-when-unchanged" and not files_changed and after != before:
+        findings.append(
+            _finding(
+                COUNTER_BUMPED_WITHOUT_CHANGE,
+                ALL_CRDS,
+                f"{counter.name} moved from {before} to {after} but its files did not change",
+                before,
+                after,
+            )
+        )
+    return CounterState(counter.name, counter.rule, before, after, files_changed)
+
+
+def verify_history(baseline: Side, candidate: Side, policy: Policy, source: str) -> History:
+    """Judge candidate against baseline; see the module docstring for every rule."""
+    findings: list[Finding] = []
+    notes: list[str] = []
+    version_key = policy.annotation(SCHEMA_VERSION)
+    digest_key = policy.annotation(SCHEMA_DIGEST)
+    before_digests = digests_of(baseline.crds)
+    after_digests = digests_of(candidate.crds)
+
+    after = _agreed(candidate.crds, version_key, _SCHEMA_CHECKS, "candidate", findings)
+    for name, crd in sorted(candidate.crds.items()):
+        stamped = annotations_of(crd).get(digest_key)
+        if stamped != after_digests[name]:
+            findings.append(
+                _finding(
+                    SCHEMA_DIGEST_STALE,
+                    name,
+                    f"{digest_key} is {stamped or 'missing'}, but the spec's digest is"
+                    f" {after_digests[name]} (run upgrade-guard stamp)",
+                    stamped,
+                    after_digests[name],
+                )
+            )
+    baseline_values = sorted(
+        {n for n in (stamped_number(c, version_key) for c in baseline.crds.values()) if n}
+    )
+    before = baseline_values[-1] if baseline_values else None
+    if len(baseline_values) > 1:
+        notes.append(
+            f"baseline CRDs carry different schema versions {baseline_values}; taking {before}"
+        )
+    first_adoption = before is None
+    changes = _changes(before_digests, after_digests)
+    changed = bool(changes)
+    restart: Restart | None = None
+
+    if after is not None:
+        if first_adoption:
+            if after != 1:
+                what = "has no CRDs" if not baseline.crds else "carries no schema versions"
+                findings.append(
+                    _finding(
+                        FIRST_ADOPTION_NOT_ONE,
+                        ALL_CRDS,
+                        f"the baseline {what}, so this is a first adoption: the schema"
+                        f" version must be 1, not {after}",
+                        None,
+                        after,
+                    )
+                )
+        elif before is not None and after == before and changed:
+            findings.append(
+                _finding(
+                    CHANGED_WITHOUT_BUMP,
+                    ALL_CRDS,
+                    f"the schema changed ({'; '.join(changes)}) but the schema version"
+                    f" stayed at {after}; raise it to {before + 1}",
+                    before,
+                    after,
+                )
+            )
+        elif before is not None and after > before and not changed:
+            findings.append(
+                _finding(
+                    BUMPED_WITHOUT_CHANGE,
+                    ALL_CRDS,
+                    f"the schema version moved from {before} to {after} but no normalized"
+                    f" spec changed; keep it at {before}",
+                    before,
+                    after,
+                )
+            )
+        elif before is not None and after < before:
+            restart, problem = _restart_for(policy, before, before_digests)
+            if restart is None:
+                findings.append(
+                    _finding(
+                        ROLLED_BACK,
+                        ALL_CRDS,
+                        f"the schema version went down from {before} to {after}: a rollback,"
+                        f" and {problem}",
+                        before,
+                        after,
+                    )
+                )
+
+    low = before or 0
+    high = after or 0
+    active = tuple(
+        b
+        for b in policy.declared_breaks
+        if b.schema_version is not None and low < b.schema_version <= high
+    )
+    unversioned = [str(b) for b in policy.declared_breaks if b.schema_version is None]
+    if unversioned:
+        notes.append(
+            "declared breaks without schema-version are not used by verify-history: "
+            + "; ".join(unversioned)
+        )
+    engine_policy = replace(policy, storage_version_only=True, declared_breaks=active)
+    compared = engine.compare_crds(
+        normalized(baseline.crds), normalized(candidate.crds), engine_policy, None
+    )
+    engine_findings = list(compared.findings)
+    if restart is not None:
+        engine_findings = [
+            replace(f, excused=f"restart of schema version {before}: {restart.reason}")
+            if f.excused is None
+            else f
+            for f in engine_findings
+        ]
+
+    counters = tuple(
+        _check_counter(counter, baseline, candidate, findings)
+        for counter in _counters_in_play(policy, baseline, candidate)
+    )
+    return History(
+        baseline=baseline.label,
+        candidate=candidate.label,
+        source=source,
+        baseline_version=before,
+        candidate_version=after,
+        schema_changed=changed,
+        changes=changes,
+        first_adoption=first_adoption,
+        restart=restart,
+        counters=counters,
+        outcome=Outcome(
+            findings=tuple(findings) + tuple(engine_findings),
+            crds_compared=compared.crds_compared,
+        ),
+        notes=tuple(notes),
+    )
