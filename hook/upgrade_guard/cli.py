@@ -193,10 +193,10 @@ def stamp_command(
     """Write the schema version, digest and counters into CRD files, byte-preserving."""
     from pathlib import Path
 
-    from upgrade_guard import stamp as stamping
     from upgrade_guard.counters import digest
     from upgrade_guard.counters.history import stamped_number
     from upgrade_guard.crd import Source
+    from upgrade_guard.load import stamp as stamping
     from upgrade_guard.load.documents import Document
     from upgrade_guard.load.yaml_reader import YamlError, read_documents
     from upgrade_guard.policy import SCHEMA_DIGEST, SCHEMA_VERSION

@@ -20,7 +20,8 @@ untouched. What cannot be edited safely (a block scalar value, an aliased or anc
 ``metadata``/``annotations``, a CRD inside a ``List``) is refused with StampError, never
 guessed at. After editing, the result is read back and checked.
 
-Pure: ``stamp_text`` maps text to text. ``read_stamp_files``/``write_file`` are the file edge.
+Pure: ``stamp_text`` maps text to text; ``stamp_files`` and ``write_file`` are the file edge.
+It lives in load/ because it reads YAML (libyaml events), the one layer allowed to.
 """
 
 from __future__ import annotations
