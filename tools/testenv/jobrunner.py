@@ -238,6 +238,13 @@ class JobRunner:
         if uid in self._seen or job["metadata"].get("deletionTimestamp"):
             return
         self._seen.add(uid)
+        finished = {
+            c["type"]
+            for c in job.get("status", {}).get("conditions", [])
+            if c.get("status") == "True"
+        } & {"Complete", "Failed"}
+        if finished:  # ran before this runner was asked to watch it
+            return
         worker = threading.Thread(
             target=self._run_job_safely, args=(job, handle), name=f"job-{handle.name}", daemon=True
         )
