@@ -1,65 +1,137 @@
 """YAML read the way Kubernetes reads it (sigs.k8s.io/yaml over go-yaml v2), fast.
 
-libyaml (PyYAML's C parser) builds the node graph; scalars are resolved by go-yaml v2's YAML
-1.1 rules rather than PyYAML's, and the graph becomes plain dicts, lists and scalars in one
-iterative pass. Where the two differ, Kubernetes wins:
+Kubernetes turns YAML into JSON with go-yaml v2 (YAML 1.1 scalars) and sigs.k8s.io/yaml; this
+module gives the same plain dicts, lists and scalars. Where YAML libraries differ, Kubernetes
+wins (each rule below is checked against helm's reader in tests/load):
 
 - ``on``/``off``/``yes``/``no``/``y``/``n`` (any of their three casings) are booleans;
-- integers are Go's ``strconv.ParseInt(s, 0, 64)`` after removing ``_``: ``010`` is 8,
-  ``0o10`` and ``0x10`` and ``0b10`` are integers, ``08`` is the float 8.0;
-- floats need no dot (``1e3`` is 1000.0), base-60 numbers (``1:30``) stay strings;
-- timestamps stay strings (go-yaml v2 keeps them so for untyped targets);
+- integers are Go's ``strconv.ParseInt(s, 0, 64)`` (then ParseUint) after removing ``_``:
+  ``010`` is 8, ``0o10`` and ``0x10`` and ``0b10`` are integers, ``08`` is the float 8.0;
+- floats need no dot (``1e3`` is 1000.0), out-of-range ones (``1e400``) and base-60 numbers
+  (``1:30``) stay strings, timestamps stay strings;
 - the bare ``=`` is the string "=" (PyYAML's SafeLoader refuses its "value" tag);
-- mapping keys become strings as JSON needs them (``true``, ``1``, ``null``).
+- merge keys ``<<`` apply in order (a later key overrides a merged one and the other way
+  round; in ``<<: [*a, *b]`` the first mapping wins);
+- mapping keys become strings as sigs.k8s.io/yaml makes them (``true``, ``1``, floats
+  formatted as Go's float32 ``%g``); null keys, integer keys beyond int64 and ``.inf``/``.nan``
+  values cannot become JSON and are errors, as in Kubernetes;
+- explicit tags resolve as go-yaml v2 does (``!!int "010"`` is 8, ``!!str 010`` is "010",
+  ``!!binary`` is decoded, a value that does not fit its tag is an error).
 
-Aliases are shared, never copied; an alias cycle and an alias expansion beyond the node
-budget are errors, as nesting deeper than MAX_DEPTH is.
+Most files take a fast path (rapidyaml, see fast_yaml) that provably reads the same; the rest,
+and every error message, come from libyaml (PyYAML's C parser, of which go-yaml v2 is a port)
+with the resolution above. Aliases are shared, never copied; an alias cycle and an alias
+expansion beyond the node budget are errors, as nesting deeper than MAX_DEPTH is.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
+import struct
 from collections.abc import Iterator
 from typing import Any
 
 import yaml
 from yaml.cyaml import CParser  # type: ignore[attr-defined]
 
+from upgrade_guard.load.fast_yaml import read_fast
+
 MAX_DEPTH = 200
 MAX_EXPANDED_NODES = 20_000_000
 
 _TAG = "tag:yaml.org,2002:"
-_BOOL = re.compile(
-    r"(?:y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False|FALSE"
-    r"|on|On|ON|off|Off|OFF)\Z"
-)
-_NULL = re.compile(r"(?:~|null|Null|NULL|)\Z")
-# Anything go-yaml v2 may read as a number; _go_number decides which, or a string after all.
-_NUMBER = re.compile(r"[-+]?[0-9.][0-9a-zA-Z_.+-]*\Z")
-_INTEGER = re.compile(r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)\Z")
-_GO_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
-_SPECIAL_FLOAT = re.compile(r"[-+]?\.(?:inf|Inf|INF)\Z|\.(?:nan|NaN|NAN)\Z")
-_INT64 = range(-(2**63), 2**64)
-_TRUE = frozenset({"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON"})
+_STR, _BINARY, _MERGE = _TAG + "str", _TAG + "binary", _TAG + "merge"
+# Plain scalars that might not be strings get this tag from the resolver; explicit tags
+# keep theirs, so the two can be told apart.
+_PLAIN = "tag:upgrade-guard,2026:plain"
+_FIRST = "+-0123456789.yYnNtTfFoO~<"
+
+_MAP: dict[str, tuple[str, Any]] = {}
+for _words, _kind, _value in (
+    ("y Y yes Yes YES true True TRUE on On ON", "bool", True),
+    ("n N no No NO false False FALSE off Off OFF", "bool", False),
+    ("~ null Null NULL", "null", None),
+    (".nan .NaN .NAN", "float", math.nan),
+    (".inf .Inf .INF +.inf +.Inf +.INF", "float", math.inf),
+    ("-.inf -.Inf -.INF", "float", -math.inf),
+    ("<<", "merge", "<<"),
+):
+    for _word in _words.split():
+        _MAP[_word] = (_kind, _value)
+_MAP[""] = ("null", None)
+
+# Go's strconv.ParseInt/ParseUint(s, 0, 64) syntax (underscores already removed).
+_GO_INT = re.compile(r"([-+]?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)\Z")
+# go-yaml v2's yamlStyleFloat, and Go's ParseFloat syntax for text starting with a dot.
+_YAML_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
+_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z")
+_TIMESTAMP_START = re.compile(r"[0-9]{4}-")
+_INT64_MIN, _INT64_END, _UINT64_END = -(2**63), 2**63, 2**64
 
 
 class YamlError(ValueError):
     """A stream Kubernetes would not read; the message says where."""
 
 
+def _go_int(text: str) -> int | None:
+    """strconv.ParseInt(text, 0, 64), else ParseUint(text, 0, 64), else None."""
+    match = _GO_INT.match(text)
+    if match is None:
+        return None
+    sign, digits = match.groups()
+    octal = len(digits) > 1 and digits[0] == "0" and digits[1].isdigit()
+    magnitude = int(digits, 8 if octal else 0)
+    value = -magnitude if sign == "-" else magnitude
+    if _INT64_MIN <= value < _INT64_END:
+        return value
+    if not sign and value < _UINT64_END:  # ParseUint takes no sign
+        return value
+    return None
+
+
+def _go_float(text: str) -> float | None:
+    value = float(text)
+    return None if math.isinf(value) else value  # ParseFloat fails out of range
+
+
+def resolve_plain(text: str) -> tuple[str, Any]:
+    """(kind, value) for a plain scalar as go-yaml v2 resolves it; kind "str" keeps text."""
+    found = _MAP.get(text)
+    if found is not None:
+        return found
+    first = text[0]
+    if first == ".":
+        if _DOT_FLOAT.match(text):
+            value = _go_float(text)
+            if value is not None:
+                return "float", value
+    elif first in "+-0123456789":
+        if first.isdigit() and _TIMESTAMP_START.match(text):
+            return "timestamp", text  # kept as the string for untyped targets
+        plain = text.replace("_", "")
+        integer = _go_int(plain)
+        if integer is not None:
+            return "int", integer
+        if _YAML_FLOAT.match(plain):
+            value = _go_float(plain)
+            if value is not None:
+                return "float", value
+    return "str", text
+
+
+def plain_differs(text: str) -> bool:
+    """Whether Kubernetes reads the plain scalar text as anything but the string text."""
+    return resolve_plain(text)[0] not in ("str", "timestamp")
+
+
 class _Resolver(yaml.resolver.BaseResolver):
     pass
 
 
-for _tag, _pattern, _first in (
-    ("bool", _BOOL, "yYnNtTfFoO"),
-    ("null", _NULL, ["~", "n", "N", ""]),
-    ("float", _SPECIAL_FLOAT, "-+."),
-    ("int", _NUMBER, "-+.0123456789"),
-    ("merge", re.compile(r"<<\Z"), "<"),
-):
-    _Resolver.add_implicit_resolver(_TAG + _tag, _pattern, list(_first))
+_Resolver.add_implicit_resolver(_PLAIN, re.compile(r"(?s).*"), [*_FIRST, ""])
 
 
 class _Loader(CParser, _Resolver):
@@ -68,53 +140,91 @@ class _Loader(CParser, _Resolver):
         _Resolver.__init__(self)
 
 
-def _go_number(text: str) -> int | float | str:
-    """go-yaml v2: strconv.ParseInt/ParseUint(s, 0, 64), then its float syntax, else a string."""
-    plain = text.replace("_", "")
-    if _INTEGER.match(plain):
-        sign = -1 if plain.startswith("-") else 1
-        digits = plain.lstrip("+-")
-        octal = len(digits) > 1 and digits[0] == "0" and digits[1].isdigit()
-        value = sign * int(digits, 8 if octal else 0)
-        if value in _INT64:
-            return value
-    if _GO_FLOAT.match(plain):
-        return float(plain)
-    return text
+def _where(node: yaml.Node) -> str:
+    return f"line {node.start_mark.line + 1}, column {node.start_mark.column + 1}"
 
 
 def _scalar(node: yaml.ScalarNode) -> Any:
     tag, value = node.tag, node.value
-    if tag == _TAG + "str" or not tag.startswith(_TAG):
+    if tag == _STR:
         return value
-    kind = tag[len(_TAG) :]
-    if kind == "bool":
-        return value in _TRUE or value.lower() == "true"
-    if kind == "null":
-        return None
-    if kind == "int":
-        return _go_number(value)
-    if kind == "float":
-        if value.lower() == ".nan":
-            return math.nan
-        return -math.inf if value.startswith("-") else math.inf
-    if kind in ("timestamp", "merge", "value"):
+    if tag == _PLAIN and not node.style:
+        return resolve_plain(value)[1]
+    if tag == _BINARY:
+        try:
+            decoded = base64.b64decode(value.replace("\n", "").replace("\r", ""), validate=True)
+        except binascii.Error:
+            raise YamlError(
+                f"{_where(node)}: !!binary value contains invalid base64 data"
+            ) from None
+        return decoded.decode("utf-8", errors="replace")
+    if not tag.startswith(_TAG):
+        return value  # tags go-yaml cannot resolve leave the text as it is
+    want = tag[len(_TAG) :]
+    if want not in ("bool", "int", "float", "null", "timestamp"):
         return value
-    if kind == "binary":
-        return value.replace("\n", "")
-    raise YamlError(f"line {node.start_mark.line + 1}: unsupported tag !!{kind}")
+    kind, resolved = resolve_plain(value)
+    if kind == want:
+        return resolved
+    if want == "float" and kind == "int":
+        return float(resolved)
+    if want == "timestamp" and kind == "timestamp":
+        return value
+    raise YamlError(f"{_where(node)}: cannot decode !!{kind} `{value}` as a !!{want}")
 
 
-def _key(value: Any) -> str:
+def _float_key(value: float) -> str:
+    """strconv.FormatFloat(value, 'g', -1, 32), as sigs.k8s.io/yaml writes float keys."""
+    if math.isnan(value):
+        return ".nan"
+    try:
+        single = struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        single = math.copysign(math.inf, value)
+    if math.isinf(single):
+        return ".inf" if single > 0 else "-.inf"
+    if single == 0:
+        return "-0" if math.copysign(1, single) < 0 else "0"
+    for precision in range(1, 10):
+        text = f"{single:.{precision - 1}e}"
+        if struct.unpack("f", struct.pack("f", float(text)))[0] == single:
+            break
+    mantissa, exponent_text = text.split("e")
+    sign = "-" if mantissa.startswith("-") else ""
+    digits = mantissa.lstrip("-").replace(".", "").rstrip("0") or "0"
+    exponent = int(exponent_text)
+    if exponent < -4 or exponent >= 6:
+        rest = f".{digits[1:]}" if len(digits) > 1 else ""
+        return f"{sign}{digits[0]}{rest}e{'-' if exponent < 0 else '+'}{abs(exponent):02d}"
+    point = exponent + 1
+    if point <= 0:
+        return f"{sign}0.{'0' * -point}{digits}"
+    if point >= len(digits):
+        return f"{sign}{digits}{'0' * (point - len(digits))}"
+    return f"{sign}{digits[:point]}.{digits[point:]}"
+
+
+def _key(value: Any, node: yaml.Node) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
         return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, int | float):
-        return repr(value) if isinstance(value, float) else str(value)
-    raise TypeError
+    if isinstance(value, int) and _INT64_MIN <= value < _INT64_END:
+        return str(value)
+    if isinstance(value, float):
+        return _float_key(value)
+    if isinstance(value, int):
+        kind = "uint64"
+    elif value is None:
+        kind = "null"
+    else:
+        raise YamlError(f"{_where(node)}: a mapping key must be a scalar")
+    raise YamlError(f"{_where(node)}: a {kind} mapping key cannot become JSON")
+
+
+def _check_value(value: Any, node: yaml.Node) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise YamlError(f"{_where(node)}: {value} cannot be represented in JSON")
 
 
 class _Builder:
@@ -126,7 +236,9 @@ class _Builder:
 
     def build(self, root: yaml.Node) -> Any:
         if isinstance(root, yaml.ScalarNode):
-            return _scalar(root)
+            value = _scalar(root)
+            _check_value(value, root)
+            return value
         on_path: set[int] = set()
         stack: list[tuple[yaml.Node, int, bool]] = [(root, 1, False)]
         while stack:
@@ -140,29 +252,25 @@ class _Builder:
                 continue
             if ident in on_path:
                 raise YamlError(
-                    f"line {node.start_mark.line + 1}: alias refers to a node that"
-                    " contains it (a cycle)"
+                    f"{_where(node)}: alias refers to a node that contains it (a cycle)"
                 )
             if depth > MAX_DEPTH:
-                raise YamlError(
-                    f"line {node.start_mark.line + 1}: nested deeper than {MAX_DEPTH} levels"
-                )
+                raise YamlError(f"{_where(node)}: nested deeper than {MAX_DEPTH} levels")
             on_path.add(ident)
             stack.append((node, depth, True))
-            for child in self._child_nodes(node):
-                if isinstance(child, yaml.ScalarNode):
-                    continue
-                stack.append((child, depth + 1, False))
+            if isinstance(node, yaml.MappingNode):
+                for key, value in node.value:
+                    if not isinstance(key, yaml.ScalarNode):
+                        stack.append((key, depth + 1, False))
+                    if not isinstance(value, yaml.ScalarNode):
+                        stack.append((value, depth + 1, False))
+            else:
+                stack.extend(
+                    (child, depth + 1, False)
+                    for child in node.value
+                    if not isinstance(child, yaml.ScalarNode)
+                )
         return self.built[id(root)]
-
-    @staticmethod
-    def _child_nodes(node: yaml.Node) -> Iterator[yaml.Node]:
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                yield key
-                yield value
-        else:
-            yield from node.value
 
     def _value(self, node: yaml.Node) -> tuple[Any, int]:
         if isinstance(node, yaml.ScalarNode):
@@ -177,44 +285,44 @@ class _Builder:
             result = []
             for child in node.value:
                 value, count = self._value(child)
+                _check_value(value, child)
                 result.append(value)
                 size += count
         else:
             result = {}
-            merged: dict[str, Any] = {}
             for key_node, value_node in node.value:
                 value, count = self._value(value_node)
                 size += count
-                if key_node.tag == _TAG + "merge":
-                    for source in value if isinstance(value, list) else [value]:
-                        if not isinstance(source, dict):
-                            raise YamlError(
-                                f"line {key_node.start_mark.line + 1}: << must"
-                                " merge a mapping or a list of mappings"
-                            )
-                        for name, item in source.items():
-                            merged.setdefault(name, item)
+                if (
+                    isinstance(key_node, yaml.ScalarNode)
+                    and key_node.value == "<<"
+                    and (key_node.tag == _MERGE or (key_node.tag == _PLAIN and not key_node.style))
+                ):
+                    self._merge(result, value_node, value, key_node)
                     continue
+                _check_value(value, value_node)
                 key, _ = self._value(key_node)
-                try:
-                    result[_key(key)] = value
-                except TypeError:
-                    raise YamlError(
-                        f"line {key_node.start_mark.line + 1}: a mapping key must be a scalar"
-                    ) from None
-            for name, item in merged.items():
-                result.setdefault(name, item)
+                result[_key(key, key_node)] = value
         if size > MAX_EXPANDED_NODES:
             raise YamlError(
-                f"line {node.start_mark.line + 1}: aliases expand to more than"
-                f" {MAX_EXPANDED_NODES} nodes"
+                f"{_where(node)}: aliases expand to more than {MAX_EXPANDED_NODES} nodes"
             )
         self.built[id(node)] = result
         self.expanded[id(node)] = size
 
+    @staticmethod
+    def _merge(result: dict[str, Any], node: yaml.Node, value: Any, key: yaml.Node) -> None:
+        """go-yaml v2: merged keys override earlier ones; earlier list items win."""
+        sources = list(reversed(value)) if isinstance(node, yaml.SequenceNode) else [value]
+        for source in sources:
+            if not isinstance(source, dict):
+                raise YamlError(
+                    f"{_where(key)}: map merge requires map or sequence of maps as the value"
+                )
+            result.update(source)
 
-def read_documents(data: bytes | str) -> Iterator[tuple[int, Any]]:
-    """(first line, value) for each document of a YAML (or JSON) stream."""
+
+def _faithful(data: bytes | str) -> Iterator[tuple[int, Any]]:
     loader = _Loader(data)
     try:
         while loader.check_node():
@@ -229,3 +337,17 @@ def read_documents(data: bytes | str) -> Iterator[tuple[int, Any]]:
         raise YamlError(str(error).splitlines()[0]) from None
     finally:
         loader.dispose()
+
+
+def read_documents(data: bytes | str) -> Iterator[tuple[int, Any]]:
+    """(first line, value) for each document of a YAML (or JSON) stream."""
+    fast = read_fast(data, MAX_DEPTH, plain_differs)
+    if fast is not None:
+        yield from fast
+    else:
+        yield from _faithful(data)
+
+
+def read_documents_faithful(data: bytes | str) -> Iterator[tuple[int, Any]]:
+    """read_documents without the fast path (for tests and measurements)."""
+    return _faithful(data)

@@ -1,0 +1,259 @@
+"""A fast path for yaml_reader: rapidyaml parses, emits JSON, ``json`` reads it back.
+
+rapidyaml follows YAML 1.2 and Kubernetes reads YAML 1.1 the go-yaml v2 way, so this path is
+only taken where the two provably read the same; for anything else ``read_fast`` returns None
+and the caller uses the faithful libyaml path. The reasoning:
+
+- Quoted and block scalars are strings in both. rapidyaml's JSON keeps them strings.
+- A plain scalar that Kubernetes reads as a string (``_differs`` is false for it) is that same
+  string in rapidyaml's JSON or a JSON number/literal for the same text: those are checked
+  below (a bare JSON number or literal must read the same in Go, see ``_parse_int``).
+- A plain scalar that Kubernetes reads as something else (``on``, ``010``, ``~``, ``1_000``,
+  ``<<``...) has no space, quote or escape in it, so it shows in the JSON as ``"text"``. Every
+  such string is looked for in the source at a place where a plain scalar could stand; if
+  one is found the file takes the faithful path (a quoted ``"on"`` is no reason to).
+- Anchors, aliases, tags, directives, ``...``, tabs, CR, control or non-printable
+  characters, BOMs, non-UTF-8 bytes, empty or non-mapping documents, content on a ``---``
+  line, and anything rapidyaml refuses: all take the faithful path, which also gives the
+  error message.
+
+Tests compare this path with the faithful one over the corpus and over generated YAML.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+try:
+    import ryml  # type: ignore[import-untyped]
+except ImportError:  # pragma: no cover - rapidyaml has wheels for the platforms we run on
+    ryml = None
+
+_KEY_NOT_PLAIN = (
+    (ryml.KEY_SQUO | ryml.KEY_DQUO | ryml.KEY_LITERAL | ryml.KEY_FOLDED) if ryml is not None else 0
+)
+_VAL_NOT_PLAIN = (
+    (ryml.VAL_SQUO | ryml.VAL_DQUO | ryml.VAL_LITERAL | ryml.VAL_FOLDED) if ryml is not None else 0
+)
+_SPECIAL_NODE = (
+    (ryml.KEYANCH | ryml.VALANCH | ryml.KEYREF | ryml.VALREF | ryml.KEYTAG | ryml.VALTAG)
+    if ryml is not None
+    else 0
+)
+# Bytes libyaml refuses or treats specially (tab, CR, C0 controls, DEL) are what is left
+# after deleting every other byte; non-ASCII is looked at separately.
+_ORDINARY_BYTES = bytes([10, *range(32, 127), *range(128, 256)])
+# Non-ASCII characters libyaml refuses or reads as line breaks: C1 controls (NEL), BOM,
+# U+FFFE/U+FFFF, U+2028/U+2029.
+_ODD_UNICODE = re.compile("[\x80-\x9f\u2028\u2029\ufeff\ufffe\uffff]")
+_MARKER = re.compile(rb"\n---(?=[ \n]|\Z)")
+_FIRST_MARKER = re.compile(rb"---(?=[ \n]|\Z)")
+_MARKER_LINE = re.compile(rb"---[ ]*(?:#[^\n]*)?(?:\n|\Z)")
+_CONTENT_LINE = re.compile(rb"(?m)^[ ]*[^ #\n]")
+# A JSON string whose text might be read as something else than a string by Kubernetes.
+_CANDIDATE = re.compile(
+    r'"([-+]?[0-9.][0-9a-zA-Z_.+-]*|y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False'
+    r'|FALSE|on|On|ON|off|Off|OFF|~|null|Null|NULL|<<)"'
+)
+_QUOTED = re.compile(rb'"[^"]*"')
+_NOT_QUOTES_OR_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
+# What may come before a node (after spaces): a line break or ": ? -", and in flow context
+# also "[ { ,". Without a flow collection in a file, the latter cannot start a node.
+_BLOCK_BEFORE = frozenset(b"\n:?-")
+_ANY_BEFORE = frozenset(b"\n:?-[{,")
+_INT64_MIN, _UINT64_END = -(2**63), 2**64
+
+
+class _Fallback(Exception):
+    pass
+
+
+def _parse_int(text: str) -> int:
+    # JSON integer syntax is decimal without leading zeros: Go's ParseInt/ParseUint read it
+    # the same while it fits; beyond that go-yaml v2 makes it a float.
+    value = int(text)
+    if not _INT64_MIN <= value < _UINT64_END:
+        raise _Fallback
+    return value
+
+
+def _parse_float(text: str) -> float:
+    # JSON number syntax is inside go-yaml v2's float syntax and both round correctly;
+    # out of range Go's ParseFloat fails (the scalar stays a string), Python gives inf.
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise _Fallback
+    return value
+
+
+def _parse_constant(text: str) -> Any:
+    raise _Fallback
+
+
+def _may_start(source: bytes, indicators: bytes, before: frozenset[int]) -> bool:
+    """Whether one of indicators follows a character in before (or the start), spaces apart."""
+    for indicator in indicators:
+        at = source.find(indicator)
+        while at != -1:
+            back = at - 1
+            while back >= 0 and source[back] == 0x20:
+                back -= 1
+            if back < 0 or source[back] in before:
+                return True
+            at = source.find(indicator, at + 1)
+    return False
+
+
+def _plain_may_stand(source: bytes, text: str, before: frozenset[int]) -> bool:
+    """Whether text could be a plain scalar somewhere in source (over-approximated).
+
+    A plain scalar stands where a node may start (see before) and the texts looked for here
+    end the line or are followed by spaces and one of ``# , ] } :``.
+    """
+    after = re.compile(re.escape(text.encode()) + rb"[ ]*(?:[#,\]}:\n]|\Z)")
+    for match in after.finditer(source):
+        back = match.start() - 1
+        while back >= 0 and source[back] == 0x20:
+            back -= 1
+        if back < 0 or source[back] in before:
+            return True
+    return False
+
+
+def _too_deep(emitted: str, max_depth: int) -> bool:
+    """Whether the JSON text nests containers deeper than max_depth."""
+    # Drop escaped backslashes, then escaped quotes: the quotes left delimit strings.
+    text = emitted.encode()
+    if b"\\" in text:
+        text = text.replace(b"\\\\", b"").replace(b'\\"', b"")
+    brackets = _QUOTED.sub(b"", text.translate(None, _NOT_QUOTES_OR_BRACKETS))
+    for _ in range(max_depth):
+        if not brackets:
+            return False
+        brackets = brackets.replace(b"{}", b"").replace(b"[]", b"")
+    return bool(brackets)
+
+
+@contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """rapidyaml prints its parse errors on file descriptor 2; libyaml reports them instead."""
+    try:
+        saved = os.dup(2)
+    except OSError:
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def _plain_in_tree(tree: Any, texts: set[str]) -> bool:
+    """Whether a scalar of the tree that is neither quoted nor a block scalar is in texts."""
+    kind, key, val = tree.type, tree.key, tree.val
+    lengths = {len(text.encode()) for text in texts}
+    for node in range(tree.size()):
+        flags = kind(node)
+        for has, styled, get in (
+            (ryml.KEY, _KEY_NOT_PLAIN, key),
+            (ryml.VAL, _VAL_NOT_PLAIN, val),
+        ):
+            if flags & has and not flags & styled:
+                view = get(node)
+                if len(view) in lengths and bytes(view).decode() in texts:
+                    return True
+    return False
+
+
+def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
+    with _quiet_stderr():
+        tree = ryml.parse_in_arena(piece)
+    if not tree.is_map(tree.root_id()):
+        raise _Fallback
+    # A flow collection starts where a block node may; anchors, aliases and tags (node
+    # properties) start where any node may. The text tells where these cannot be; where
+    # they might, the tree says.
+    before = _ANY_BEFORE if _may_start(source, b"[{", _BLOCK_BEFORE) else _BLOCK_BEFORE
+    if _may_start(piece, b"&*!", before):
+        kind = tree.type
+        for node in range(tree.size()):
+            if kind(node) & _SPECIAL_NODE:
+                raise _Fallback
+    emitted: str = ryml.emit_json(tree)
+    risky = {
+        text
+        for text in set(_CANDIDATE.findall(emitted))
+        if differs(text) and _plain_may_stand(source, text, before)
+    }
+    if risky and _plain_in_tree(tree, risky):
+        raise _Fallback
+    del tree
+    if _too_deep(emitted, max_depth):
+        raise _Fallback
+    return json.loads(
+        emitted,
+        parse_int=_parse_int,
+        parse_float=_parse_float,
+        parse_constant=_parse_constant,
+    )
+
+
+def read_fast(data: bytes | str, max_depth: int, differs: Any) -> list[tuple[int, Any]] | None:
+    """(first line, value) per document, or None where the faithful path must read it.
+
+    differs(text) tells whether Kubernetes reads the plain scalar text as anything but the
+    string text.
+    """
+    if ryml is None:
+        return None
+    try:
+        source = data.encode() if isinstance(data, str) else data
+        if not source.isascii() and _ODD_UNICODE.search(source.decode()):
+            return None
+    except UnicodeError:
+        return None
+    if source.translate(None, _ORDINARY_BYTES):
+        return None
+    if source.startswith((b"%", b"...")) or b"\n%" in source or b"\n..." in source:
+        return None  # directives and document end markers
+    starts = [m.start() + 1 for m in _MARKER.finditer(source)]
+    if _FIRST_MARKER.match(source):
+        starts.insert(0, 0)
+    bounds = [(start, True) for start in starts]
+    if not starts or starts[0] != 0:
+        bounds.insert(0, (0, False))
+    documents: list[tuple[int, Any]] = []
+    line, counted = 1, 0
+    try:
+        for index, (start, marked) in enumerate(bounds):
+            end = bounds[index + 1][0] if index + 1 < len(bounds) else len(source)
+            piece = source[start:end]
+            body_at = 0
+            if marked:
+                marker = _MARKER_LINE.match(piece)
+                if marker is None:  # content after ---
+                    return None
+                body_at = marker.end()
+            content = _CONTENT_LINE.search(piece, body_at)
+            if content is None:
+                if marked:  # an empty document: rare, leave it to libyaml
+                    return None
+                continue
+            line += source.count(b"\n", counted, start + content.start())
+            counted = start + content.start()
+            documents.append((line, _read_one(source, piece[body_at:], max_depth, differs)))
+    except (_Fallback, RecursionError, ValueError, RuntimeError):
+        return None
+    except Exception as error:
+        if ryml is not None and isinstance(error, ryml.ExceptionBasic):
+            return None
+        raise
+    return documents
