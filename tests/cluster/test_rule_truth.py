@@ -1,0 +1,1088 @@
+"""The rules held to the real kube-apiserver: one row per rule claim.
+
+Each row stores an object under an old CRD, applies the new CRD and records what the
+apiserver does (CRD update, read-back, UPDATE touching another field, /status write, CREATE
+of an identical object; see ``tools/testenv/truth.py``). The apiserver's verdict:
+
+* error: the stored object is hurt: the CRD update is refused, the untouched UPDATE or
+  /status write fails, or the object reads back differently (pruned, defaulted);
+* warning: stored objects keep working (ratcheting) but an identical CREATE fails;
+* ok: neither.
+
+The engine, run on the same two CRDs for Kubernetes 1.35, must report the row's rule codes
+(none on the allowed side of a pair) at the row's path, with the verdict's severity (info
+counts as ok). Rows where the apiserver disagrees with a rule are xfail(strict=True) with the
+disagreement as the reason: they are the rules' bugs, kept visible, not hidden by the test.
+
+``UG_TRUTH_TABLE=path`` writes the observed table as Markdown.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testenv import Cluster
+from testenv.truth import (
+    Claim,
+    Scenario,
+    ScenarioRun,
+    Truth,
+    Verdict,
+    crd_body,
+    observe,
+    root_schema,
+    version_entry,
+)
+from upgrade_guard import engine
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import Finding, Severity
+
+KUBE_VERSION = (1, 35)
+STR: dict[str, Any] = {"type": "string"}
+INT: dict[str, Any] = {"type": "integer"}
+
+
+def obj(props: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+    node: dict[str, Any] = {"type": "object", "properties": props or {}}
+    node.update(extra)
+    return node
+
+
+def arr(items: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {"type": "array", "items": items, **extra}
+
+
+def with_(node: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {**node, **extra}
+
+
+def cel(rule: str, message: str | None = None) -> list[dict[str, str]]:
+    entry = {"rule": rule}
+    if message:
+        entry["message"] = message
+    return [entry]
+
+
+def c(
+    key: str,
+    path: str | None,
+    stored: dict[str, Any],
+    codes: tuple[str, ...] | str,
+    expect: tuple[str, ...] | None = None,
+) -> Claim:
+    """A claim; ``expect`` defaults to ``codes`` (the breaking side of a pair)."""
+    codes = (codes,) if isinstance(codes, str) else codes
+    return Claim(key, codes, path, codes if expect is None else expect, stored)
+
+
+def allowed(key: str, path: str | None, stored: dict[str, Any], codes: str) -> Claim:
+    return c(key, path, stored, codes, expect=())
+
+
+# CRD-level scenarios -------------------------------------------------------------------------
+def _stored_version_crds(keep: bool) -> Callable[[str], tuple[Any, Any, Any]]:
+    def build(plural: str) -> tuple[Any, Any, Any]:
+        schema = root_schema()
+        initial = crd_body(plural, [version_entry("v1alpha1", schema)])
+        both = crd_body(
+            plural,
+            [version_entry("v1alpha1", schema, storage=False), version_entry("v1", schema)],
+        )
+        if keep:
+            new = crd_body(
+                plural,
+                [
+                    version_entry("v1alpha1", schema, storage=False, served=False),
+                    version_entry("v1", schema),
+                ],
+            )
+        else:
+            new = crd_body(plural, [version_entry("v1", schema)])
+        return initial, both, new
+
+    return build
+
+
+def _names_crds(**new_names: Any) -> Callable[[str], tuple[Any, Any, Any]]:
+    def build(plural: str) -> tuple[Any, Any, Any]:
+        versions = [version_entry("v1", root_schema())]
+        return None, crd_body(plural, versions), crd_body(plural, versions, names=new_names)
+
+    return build
+
+
+def _scope_crds(plural: str) -> tuple[Any, Any, Any]:
+    versions = [version_entry("v1", root_schema())]
+    return None, crd_body(plural, versions), crd_body(plural, versions, scope="Cluster")
+
+
+def _status_required(name: str, props: dict[str, Any]) -> dict[str, Any]:
+    schema = root_schema(status=props)
+    schema["properties"]["status"]["required"] = [name]
+    return schema
+
+
+PLAIN = {"touch": "t0"}
+
+SCENARIOS: tuple[Scenario, ...] = (
+    Scenario(
+        "ug201",
+        old=root_schema(
+            {
+                "legacy": STR,
+                "bag": obj({"kept": STR}, **{"x-kubernetes-preserve-unknown-fields": True}),
+                "labels": obj({"a": STR}),
+            }
+        ),
+        new=root_schema(
+            {
+                "bag": obj(**{"x-kubernetes-preserve-unknown-fields": True}),
+                "labels": {"type": "object", "additionalProperties": STR},
+            }
+        ),
+        claims=(
+            c("ug201-property-removed", "spec.legacy", {"legacy": "precious"}, "UG201"),
+            allowed(
+                "ug201-removed-under-preserve-unknown-fields",
+                "spec.bag.kept",
+                {"bag": {"kept": "v"}},
+                "UG201",
+            ),
+            allowed(
+                "ug201-removed-into-additional-properties",
+                "spec.labels.a",
+                {"labels": {"a": "x"}},
+                "UG201",
+            ),
+        ),
+    ),
+    Scenario(
+        "ug202",
+        old=root_schema(
+            {
+                "limits": obj({"max": INT, "other": INT}),
+                "more": obj({"size": INT}),
+                "opts": obj({"mode": STR, "size": INT}),
+                "extra": obj({"size": INT}),
+            }
+        ),
+        new=root_schema(
+            {
+                "limits": obj({"max": INT, "other": INT}, required=["max"]),
+                "more": obj({"size": INT, "name": STR}, required=["name"]),
+                "opts": obj({"mode": with_(STR, default="fast"), "size": INT}, required=["mode"]),
+                "extra": obj({"size": INT, "level": with_(STR, default="low")}, required=["level"]),
+            }
+        ),
+        claims=(
+            c("ug202-required-added", "spec.limits.max", {"limits": {"other": 1}}, "UG202"),
+            c("ug202-required-new-field", "spec.more.name", {"more": {"size": 1}}, "UG202"),
+            c(
+                "ug203-required-existing-field-with-default",
+                "spec.opts.mode",
+                {"opts": {"size": 1}},
+                ("UG203", "UG212"),
+            ),
+            c(
+                "ug203-required-new-field-with-default",
+                "spec.extra.level",
+                {"extra": {"size": 1}},
+                ("UG203", "UG212"),
+                expect=("UG203",),
+            ),
+        ),
+    ),
+    Scenario(
+        # required on the object that holds the updated field: re-validated on every UPDATE.
+        "ug202p",
+        old=root_schema({"owner": STR}),
+        new=root_schema({"owner": STR}, required=["owner"]),
+        claims=(c("ug202-required-added-on-updated-object", "spec.owner", {}, "UG202"),),
+    ),
+    Scenario(
+        # required inside status: re-validated on every /status write.
+        "ug202st",
+        old=root_schema(status={"phase": STR}),
+        new=_status_required("phase", {"phase": STR}),
+        claims=(c("ug202-required-added-in-status", "status.phase", {}, "UG202"),),
+    ),
+    Scenario(
+        "ug204",
+        old=root_schema({"size": STR, "count": INT}),
+        new=root_schema({"size": INT, "count": {"type": "number"}}),
+        claims=(
+            c("ug204-string-to-integer", "spec.size", {"size": "8"}, "UG204"),
+            allowed("ug204-integer-to-number", "spec.count", {"count": 3}, "UG204"),
+        ),
+    ),
+    Scenario(
+        "ug205",
+        old=root_schema(
+            {
+                "opt": with_(STR, nullable=True),
+                "optd": with_(STR, nullable=True, default="d"),
+                "gain": STR,
+            }
+        ),
+        new=root_schema(
+            {"opt": STR, "optd": with_(STR, default="d"), "gain": with_(STR, nullable=True)}
+        ),
+        claims=(
+            c("ug205-nullable-removed", "spec.opt", {"opt": None}, "UG205"),
+            c("ug205-nullable-removed-with-default", "spec.optd", {"optd": None}, "UG205"),
+            allowed("ug205-nullable-added", "spec.gain", {"gain": "x"}, "UG205"),
+        ),
+    ),
+    Scenario(
+        "ug206",
+        old=root_schema(
+            {
+                "port": {"x-kubernetes-int-or-string": True},
+                "port2": {"x-kubernetes-int-or-string": True},
+                "port3": INT,
+            }
+        ),
+        new=root_schema({"port": INT, "port2": STR, "port3": {"x-kubernetes-int-or-string": True}}),
+        claims=(
+            c(
+                "ug206-int-or-string-to-integer",
+                "spec.port",
+                {"port": "http"},
+                ("UG206", "UG204"),
+                expect=("UG206",),
+            ),
+            c(
+                "ug206-int-or-string-to-string",
+                "spec.port2",
+                {"port2": 80},
+                ("UG206", "UG204"),
+                expect=("UG206",),
+            ),
+            c(
+                "ug206-int-or-string-added",
+                "spec.port3",
+                {"port3": 8080},
+                ("UG206", "UG204"),
+                expect=(),
+            ),
+        ),
+    ),
+    Scenario(
+        "ug207",
+        old=root_schema(
+            {
+                "color": with_(STR, enum=["red", "green", "blue"]),
+                "shade": with_(STR, enum=["a"]),
+                "tier": STR,
+            }
+        ),
+        new=root_schema(
+            {
+                "color": with_(STR, enum=["red", "green"]),
+                "shade": with_(STR, enum=["a", "b"]),
+                "tier": with_(STR, enum=["gold"]),
+            }
+        ),
+        claims=(
+            c("ug207-enum-value-removed", "spec.color", {"color": "blue"}, "UG207"),
+            c("ug207-enum-introduced", "spec.tier", {"tier": "silver"}, "UG207"),
+            allowed("ug207-enum-value-added", "spec.shade", {"shade": "a"}, "UG207"),
+        ),
+    ),
+    Scenario(
+        "ug208",
+        old=root_schema(
+            {
+                "replicas": with_(INT, maximum=10),
+                "wide": with_(INT, maximum=10),
+                "name": with_(STR, minLength=1),
+                "code": with_(STR, maxLength=10),
+                "items": arr(STR, maxItems=5),
+                "few": arr(STR, maxItems=2),
+                "floor": with_(INT, minimum=0),
+                "labels": {"type": "object", "additionalProperties": STR, "maxProperties": 3},
+            }
+        ),
+        new=root_schema(
+            {
+                "replicas": with_(INT, maximum=5),
+                "wide": with_(INT, maximum=20),
+                "name": with_(STR, minLength=5),
+                "code": with_(STR, maxLength=3),
+                "items": arr(STR, maxItems=2),
+                "few": arr(STR, maxItems=5),
+                "floor": with_(INT, minimum=0, exclusiveMinimum=True),
+                "labels": {"type": "object", "additionalProperties": STR, "maxProperties": 1},
+            }
+        ),
+        claims=(
+            c("ug208-maximum-tightened", "spec.replicas", {"replicas": 8}, "UG208"),
+            allowed("ug208-maximum-loosened", "spec.wide", {"wide": 8}, "UG208"),
+            c("ug208-minlength-tightened", "spec.name", {"name": "abc"}, "UG208"),
+            c("ug208-maxlength-tightened", "spec.code", {"code": "abcdef"}, "UG208"),
+            c("ug208-maxitems-tightened", "spec.items", {"items": ["a", "b", "c"]}, "UG208"),
+            allowed("ug208-maxitems-loosened", "spec.few", {"few": ["a", "b"]}, "UG208"),
+            c("ug208-exclusive-minimum-added", "spec.floor", {"floor": 0}, "UG208"),
+            c(
+                "ug208-maxproperties-tightened",
+                "spec.labels",
+                {"labels": {"a": "x", "b": "y"}},
+                "UG208",
+            ),
+        ),
+    ),
+    Scenario(
+        "ug209",
+        old=root_schema({"step": INT, "even": with_(INT, multipleOf=4)}),
+        new=root_schema({"step": with_(INT, multipleOf=5), "even": with_(INT, multipleOf=2)}),
+        claims=(
+            c("ug209-multipleof-added", "spec.step", {"step": 7}, "UG209"),
+            allowed("ug209-multipleof-to-divisor", "spec.even", {"even": 8}, "UG209"),
+        ),
+    ),
+    Scenario(
+        "ug210",
+        old=root_schema(
+            {
+                "uid": STR,
+                "ts": STR,
+                "day": STR,
+                "span": STR,
+                "blob": STR,
+                "ip": STR,
+                "net": STR,
+                "host": STR,
+                "mail": STR,
+                "link": STR,
+                "small": INT,
+                "odd": STR,
+                "secret": STR,
+                "short": STR,
+                "gone": with_(STR, format="uuid"),
+            }
+        ),
+        new=root_schema(
+            {
+                "uid": with_(STR, format="uuid"),
+                "ts": with_(STR, format="date-time"),
+                "day": with_(STR, format="date"),
+                "span": with_(STR, format="duration"),
+                "blob": with_(STR, format="byte"),
+                "ip": with_(STR, format="ipv4"),
+                "net": with_(STR, format="cidr"),
+                "host": with_(STR, format="hostname"),
+                "mail": with_(STR, format="email"),
+                "link": with_(STR, format="uri"),
+                "small": with_(INT, format="int32"),
+                "odd": with_(STR, format="no-such-format"),
+                "secret": with_(STR, format="password"),
+                "short": with_(STR, format="k8s-short-name"),
+                "gone": STR,
+            }
+        ),
+        claims=(
+            c("ug210-format-uuid", "spec.uid", {"uid": "not-a-uuid"}, "UG210"),
+            c("ug210-format-date-time", "spec.ts", {"ts": "yesterday"}, "UG210"),
+            c("ug210-format-date", "spec.day", {"day": "2024-02-31x"}, "UG210"),
+            c("ug210-format-duration", "spec.span", {"span": "forever"}, "UG210"),
+            c("ug210-format-byte", "spec.blob", {"blob": "!!not base64!!"}, "UG210"),
+            c("ug210-format-ipv4", "spec.ip", {"ip": "999.1.1.1"}, "UG210"),
+            c("ug210-format-cidr", "spec.net", {"net": "10.0.0.0/99"}, "UG210"),
+            c("ug210-format-hostname", "spec.host", {"host": "-bad_host-"}, "UG210"),
+            c("ug210-format-email", "spec.mail", {"mail": "no-at-sign"}, "UG210"),
+            c("ug210-format-uri", "spec.link", {"link": "not a uri"}, "UG210"),
+            c("ug210-format-int32", "spec.small", {"small": 1099511627776}, "UG210"),
+            c("ug210-format-unknown", "spec.odd", {"odd": "anything"}, "UG210"),
+            c("ug210-format-password", "spec.secret", {"secret": "anything"}, "UG210"),
+            c("ug210-format-k8s-short-name", "spec.short", {"short": "Not_A_Name"}, "UG210"),
+            allowed(
+                "ug210-format-removed",
+                "spec.gone",
+                {"gone": "0f8fad5b-d9cb-469f-a165-70867728950e"},
+                "UG210",
+            ),
+        ),
+    ),
+    Scenario(
+        "ug211",
+        old=root_schema({"slug": STR, "loose": with_(STR, pattern="^[a-z]+$")}),
+        new=root_schema({"slug": with_(STR, pattern="^[a-z]+$"), "loose": STR}),
+        claims=(
+            c("ug211-pattern-added", "spec.slug", {"slug": "ABC"}, "UG211"),
+            allowed("ug211-pattern-removed", "spec.loose", {"loose": "abc"}, "UG211"),
+        ),
+    ),
+    Scenario(
+        "ug212",
+        old=root_schema(
+            {
+                "a": obj({"mode": STR}),
+                "b": obj({"lvl": with_(STR, default="a")}),
+                "c": obj({"gone": with_(STR, default="a")}),
+                "d": obj({"size": INT}),
+            }
+        ),
+        new=root_schema(
+            {
+                "a": obj({"mode": with_(STR, default="fast")}),
+                "b": obj({"lvl": with_(STR, default="b")}),
+                "c": obj({"gone": STR}),
+                "d": obj({"size": INT, "fresh": with_(STR, default="x")}),
+            }
+        ),
+        claims=(
+            c("ug212-default-added", "spec.a.mode", {"a": {}}, "UG212"),
+            c("ug212-default-changed-persisted", "spec.b.lvl", {"b": {}}, "UG212"),
+            c("ug212-default-removed-persisted", "spec.c.gone", {"c": {}}, "UG212"),
+            allowed("ug212-default-on-new-field", "spec.d.fresh", {"d": {"size": 1}}, "UG212"),
+        ),
+    ),
+    Scenario(
+        # Objects stored before any default: the old CRD's default is applied on read only.
+        "ug212h",
+        initial=root_schema({"e": obj({"lvl": STR}), "f": obj({"gone": STR})}),
+        old=root_schema(
+            {
+                "e": obj({"lvl": with_(STR, default="a")}),
+                "f": obj({"gone": with_(STR, default="a")}),
+            }
+        ),
+        new=root_schema({"e": obj({"lvl": with_(STR, default="b")}), "f": obj({"gone": STR})}),
+        claims=(
+            c("ug212-default-changed-read-only", "spec.e.lvl", {"e": {}}, "UG212"),
+            c("ug212-default-removed-read-only", "spec.f.gone", {"f": {}}, "UG212"),
+        ),
+    ),
+    Scenario(
+        "ug213",
+        old=root_schema(
+            {
+                "replicas": INT,
+                "level": INT,
+                "msg": with_(STR, **{"x-kubernetes-validations": cel("self.size() < 10", "a")}),
+                "cap": INT,
+            }
+        ),
+        new=root_schema(
+            {
+                "replicas": with_(INT, **{"x-kubernetes-validations": cel("self <= 5")}),
+                "level": with_(
+                    INT, **{"x-kubernetes-validations": cel("self <= 5 && self >= oldSelf")}
+                ),
+                "msg": with_(STR, **{"x-kubernetes-validations": cel("self.size() < 10", "b")}),
+                "cap": INT,
+            },
+            **{"x-kubernetes-validations": cel("!has(self.cap) || self.cap <= 5")},
+        ),
+        claims=(
+            c("ug213-rule-added-on-the-field", "spec.replicas", {"replicas": 8}, "UG213"),
+            c("ug213-transition-rule-added", "spec.level", {"level": 8}, "UG213"),
+            allowed("ug213-message-only-changed", "spec.msg", {"msg": "abc"}, "UG213"),
+            c("ug213-rule-added-on-parent-of-updated-field", "spec", {"cap": 8}, "UG213"),
+        ),
+    ),
+    Scenario(
+        # /status writes: CEL rules see the whole object; ratcheting is by unchanged value.
+        "status",
+        old=root_schema({"cap": INT, "lvl": INT}),
+        new={
+            **root_schema(
+                {"cap": INT, "lvl": INT},
+                **{
+                    "x-kubernetes-validations": cel(
+                        "!has(self.lvl) || self.lvl <= 5 ||"
+                        " (has(oldSelf.lvl) && self.lvl < oldSelf.lvl)"
+                    )
+                },
+            ),
+            "x-kubernetes-validations": cel("!has(self.spec.cap) || self.spec.cap <= 5"),
+        },
+        claims=(
+            c("status-root-rule-on-a-spec-field", ".", {"cap": 8}, "UG213"),
+            c("status-spec-transition-rule", "spec", {"lvl": 8}, "UG213"),
+        ),
+    ),
+    Scenario(
+        "ug214",
+        old=root_schema(
+            {
+                "tags": arr(STR),
+                "ports": arr(obj({"name": STR, "port": INT}, required=["name"])),
+                "eps": arr(
+                    obj({"name": STR, "port": INT}, required=["name", "port"]),
+                    **{"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
+                ),
+            }
+        ),
+        new=root_schema(
+            {
+                "tags": arr(STR, **{"x-kubernetes-list-type": "set"}),
+                "ports": arr(
+                    obj({"name": STR, "port": INT}, required=["name"]),
+                    **{"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["name"]},
+                ),
+                "eps": arr(
+                    obj({"name": STR, "port": INT}, required=["name", "port"]),
+                    **{"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["port"]},
+                ),
+            }
+        ),
+        claims=(
+            c("ug214-atomic-to-set-duplicates", "spec.tags", {"tags": ["a", "a"]}, "UG214"),
+            c(
+                "ug214-atomic-to-map-duplicate-keys",
+                "spec.ports",
+                {"ports": [{"name": "a", "port": 1}, {"name": "a", "port": 2}]},
+                "UG214",
+            ),
+            c(
+                "ug214-map-keys-changed-duplicates",
+                "spec.eps",
+                {"eps": [{"name": "a", "port": 1}, {"name": "b", "port": 1}]},
+                "UG214",
+            ),
+        ),
+    ),
+    Scenario(
+        "ug216",
+        old=root_schema(
+            {
+                "bag": obj({"known": STR}, **{"x-kubernetes-preserve-unknown-fields": True}),
+                "bag2": obj({"known": STR}),
+            }
+        ),
+        new=root_schema(
+            {
+                "bag": obj({"known": STR}),
+                "bag2": obj({"known": STR}, **{"x-kubernetes-preserve-unknown-fields": True}),
+            }
+        ),
+        claims=(
+            c(
+                "ug216-preserve-unknown-fields-removed",
+                "spec.bag",
+                {"bag": {"known": "a", "extra": "b"}},
+                "UG216",
+            ),
+            allowed(
+                "ug216-preserve-unknown-fields-added",
+                "spec.bag2",
+                {"bag2": {"known": "a"}},
+                "UG216",
+            ),
+        ),
+    ),
+    Scenario(
+        "ug217",
+        old=root_schema(
+            {
+                "tmpl": obj(**{"x-kubernetes-preserve-unknown-fields": True}),
+                "tmpl2": obj(**{"x-kubernetes-preserve-unknown-fields": True}),
+            }
+        ),
+        new=root_schema(
+            {
+                "tmpl": obj(
+                    **{
+                        "x-kubernetes-preserve-unknown-fields": True,
+                        "x-kubernetes-embedded-resource": True,
+                    }
+                ),
+                "tmpl2": obj(
+                    **{
+                        "x-kubernetes-preserve-unknown-fields": True,
+                        "x-kubernetes-embedded-resource": True,
+                    }
+                ),
+            }
+        ),
+        claims=(
+            c("ug217-embedded-on-without-kind", "spec.tmpl", {"tmpl": {"foo": "bar"}}, "UG217"),
+            c(
+                "ug217-embedded-on-unknown-metadata",
+                "spec.tmpl2",
+                {
+                    "tmpl2": {
+                        "apiVersion": "v1",
+                        "kind": "ConfigMap",
+                        "metadata": {"name": "x", "bogus": "y"},
+                    }
+                },
+                "UG217",
+            ),
+        ),
+    ),
+    Scenario(
+        "ug218",
+        old=root_schema(
+            {
+                "size": INT,
+                "word": STR,
+                "pair": obj({"a": INT, "b": INT}),
+                "either": obj({"a": INT, "b": INT, "c": INT}),
+                "some": with_(INT, allOf=[{"maximum": 5}]),
+            }
+        ),
+        new=root_schema(
+            {
+                "size": with_(INT, allOf=[{"maximum": 5}]),
+                "word": with_(STR, **{"not": {"enum": ["bad"]}}),
+                "pair": obj({"a": INT, "b": INT}, oneOf=[{"required": ["a"]}, {"required": ["b"]}]),
+                "either": obj(
+                    {"a": INT, "b": INT, "c": INT}, anyOf=[{"required": ["a"]}, {"required": ["b"]}]
+                ),
+                "some": INT,
+            }
+        ),
+        claims=(
+            c("ug218-allof-added", "spec.size", {"size": 8}, "UG218"),
+            c("ug218-not-added", "spec.word", {"word": "bad"}, "UG218"),
+            c("ug218-oneof-added", "spec.pair", {"pair": {"a": 1, "b": 1}}, "UG218"),
+            c("ug218-anyof-added", "spec.either", {"either": {"c": 1}}, "UG218"),
+            allowed("ug218-allof-removed", "spec.some", {"some": 3}, "UG218"),
+        ),
+    ),
+    Scenario(
+        # A combinator on the object that holds the updated field.
+        "ug218p",
+        old=root_schema({"a": INT, "b": INT}),
+        new=root_schema({"a": INT, "b": INT}, anyOf=[{"required": ["a"]}, {"required": ["b"]}]),
+        claims=(c("ug218-anyof-added-on-updated-object", "spec", {}, "UG218"),),
+    ),
+    Scenario(
+        "ug104",
+        old=None,
+        new=None,
+        crds=_stored_version_crds(keep=False),
+        claims=(c("ug104-stored-version-removed", None, PLAIN, "UG104"),),
+        tolerate=("UG105",),
+    ),
+    Scenario(
+        "ug104k",
+        old=None,
+        new=None,
+        crds=_stored_version_crds(keep=True),
+        claims=(allowed("ug104-stored-version-kept-unserved", None, PLAIN, "UG104"),),
+        tolerate=("UG105",),
+    ),
+    Scenario(
+        "ug102",
+        old=None,
+        new=None,
+        crds=_names_crds(kind="Renamed", listKind="RenamedList"),
+        claims=(c("ug102-kind-changed", None, PLAIN, "UG102"),),
+    ),
+    Scenario(
+        "ug102l",
+        old=None,
+        new=None,
+        crds=_names_crds(listKind="OtherList"),
+        claims=(c("ug102-list-kind-changed", None, PLAIN, "UG102"),),
+    ),
+    Scenario(
+        "ug102s",
+        old=None,
+        new=None,
+        crds=_names_crds(singular="thing", categories=["things"]),
+        claims=(allowed("ug102-singular-and-categories-changed", None, PLAIN, "UG102"),),
+    ),
+    Scenario(
+        "ug103",
+        old=None,
+        new=None,
+        crds=_scope_crds,
+        claims=(c("ug103-scope-changed", None, PLAIN, "UG103"),),
+    ),
+)
+
+# Where the apiserver (v1.35.4) disagrees with a rule: claim key -> what it does instead.
+# Source lines cited are in k8s.io/apiextensions-apiserver v0.35.4.
+_NODE_RATCHET = (
+    "pkg/apiserver/validation/ratcheting.go turns every error of a value that is DeepEqual to"
+    " its old value into a warning, whatever the keyword"
+)
+_REQUIRED = (
+    "UG202 says a change of the required list is never ratcheted (error on every Kubernetes"
+    " version). The apiserver ratchets it where the object holding the list is unchanged"
+    f" ({_NODE_RATCHET}):"
+    " UPDATE of spec.touch and the /status write succeed, read-back unchanged, only CREATE"
+    " fails (Required value) -> warning. It stays an error where that object is itself"
+    " updated (row ug202-required-added-on-updated-object) or is status (row"
+    " ug202-required-added-in-status)."
+)
+_TYPE = (
+    "{code} is not ratchetable (error), but the apiserver ratchets the type check of an"
+    f" unchanged value ({_NODE_RATCHET}): UPDATE of another field and the /status write"
+    " succeed, the stored value reads back unchanged, only CREATE fails (must be of type)"
+    " -> warning. (Typed clients failing to decode the old type is not an apiserver fact.)"
+)
+_FORMAT = (
+    "UG210 flags format {fmt} added (warning on 1.35), but the apiserver never refuses a"
+    " value for it: {why}. CREATE, UPDATE and status write succeed -> ok."
+)
+_STRIPPED = (
+    "it validates only the string formats listed in pkg/apiserver/validation/formats.go"
+    " and strips any other format from the schema"
+)
+_LIST = (
+    "UG214 says a list-type or map-key change is never ratcheted, so every update of an"
+    " affected object fails. On 1.35 pkg/registry/customresource/strategy.go (and"
+    " status_strategy.go) check list sets and maps on UPDATE only when the OLD object has no"
+    " list violation anywhere, so an object with stored duplicates updates (and writes"
+    " /status) fine; only CREATE fails (Duplicate value) -> warning."
+)
+_COMBINATOR = (
+    "UG218 says nothing under allOf/anyOf/oneOf/not is ever ratcheted (error). On 1.35 a"
+    " combinator at a value that is unchanged is ratcheted like any keyword"
+    f" ({_NODE_RATCHET}):"
+    " UPDATE of another field and the /status write succeed, only CREATE fails -> warning."
+    " It is an error only where the combinator sits on the updated object (row"
+    " ug218-anyof-added-on-updated-object)."
+)
+_DEFAULT_PERSISTED = (
+    "UG212 (error) says a {what} default changes what untouched stored objects read. Objects"
+    " created under the old CRD had the old default written at CREATE, so they read back"
+    " unchanged and UPDATE/CREATE succeed -> ok. Only objects stored before the old default"
+    " existed read differently (row {other}); what changes for sure is what new objects"
+    " omitting the field get."
+)
+DISAGREEMENTS: dict[str, str] = {
+    "ug202-required-added": _REQUIRED,
+    "ug202-required-new-field": _REQUIRED,
+    "ug204-string-to-integer": _TYPE.format(code="UG204"),
+    "ug206-int-or-string-to-integer": _TYPE.format(code="UG206"),
+    "ug206-int-or-string-to-string": _TYPE.format(code="UG206"),
+    "ug210-format-int32": _FORMAT.format(
+        fmt="int32 (on an integer)", why=_STRIPPED + "; 1099511627776 is accepted"
+    ),
+    "ug210-format-unknown": _FORMAT.format(
+        fmt="no-such-format", why=_STRIPPED + " (the CRD is accepted)"
+    ),
+    "ug210-format-password": _FORMAT.format(
+        fmt="password", why="it is a supported format that accepts any string"
+    ),
+    "ug212-default-changed-persisted": _DEFAULT_PERSISTED.format(
+        what="changed", other="ug212-default-changed-read-only"
+    ),
+    "ug212-default-removed-persisted": _DEFAULT_PERSISTED.format(
+        what="removed", other="ug212-default-removed-read-only"
+    ),
+    "ug213-rule-added-on-parent-of-updated-field": (
+        "UG213 marks a CEL rule without oldSelf ratchetable (warning on 1.35), but ratcheting"
+        " drops a rule's errors only where the rule's own value (self) is unchanged: a rule"
+        " on spec is re-evaluated by every UPDATE touching any spec field (UPDATE of"
+        " spec.touch refused: failed rule) -> error. Ratchetable only for rules on values"
+        " the update leaves alone."
+    ),
+    "status-root-rule-on-a-spec-field": (
+        "UG213 marks a root-level CEL rule without oldSelf ratchetable (warning), but the root"
+        " changes on every write: UPDATE and every /status write of the stored object fail"
+        " ('<nil>: Invalid value: failed rule') -> error; the operator can no longer write"
+        " status. A rule at the root (or on any ancestor of status) is never ratcheted for"
+        " status writes."
+    ),
+    "ug214-atomic-to-set-duplicates": _LIST,
+    "ug214-atomic-to-map-duplicate-keys": _LIST,
+    "ug214-map-keys-changed-duplicates": _LIST,
+    "ug218-allof-added": _COMBINATOR,
+    "ug218-not-added": _COMBINATOR,
+    "ug218-oneof-added": _COMBINATOR,
+    "ug218-anyof-added": _COMBINATOR,
+    "ug102-list-kind-changed": (
+        "UG102 says a listKind change is refused once the CRD is Established; the apiserver"
+        " accepts it (pkg/apis/apiextensions/validation/validation.go makes only scope and"
+        " names.kind immutable, group and plural always) and nothing stored is hurt -> ok,"
+        " engine error."
+    ),
+}
+
+CLAIMS = [(s, claim) for s in SCENARIOS for claim in s.claims]
+
+
+@dataclass(frozen=True)
+class DocClaim:
+    """A sentence of a rule's docstring (or of REFERENCE.md) checked against one row."""
+
+    key: str
+    source: str
+    sentence: str
+    claim: str
+    holds: Callable[[Truth], bool]
+    false_because: str | None = None
+
+
+def _refused_with(*fragments: str) -> Callable[[Truth], bool]:
+    def check(t: Truth) -> bool:
+        return not t.crd_update.allowed and all(f in t.crd_update.message for f in fragments)
+
+    return check
+
+
+def _spec(attempt: Any) -> dict[str, Any]:
+    return dict((attempt.object or {}).get("spec") or {}) if attempt is not None else {}
+
+
+MESSAGE_1_33 = (
+    'status.storedVersions[0]: Invalid value: "v1alpha1": missing from spec.versions;'
+    " v1alpha1 was previously a storage version, and must remain in spec.versions until a"
+    " storage migration ensures no data remains persisted in v1alpha1 and removes v1alpha1"
+    " from status.storedVersions"
+)
+DOC_CLAIMS: tuple[DocClaim, ...] = (
+    DocClaim(
+        "ug104-docstring-message",
+        "UG104 docstring",
+        'the apiserver refuses the CRD update ("status.storedVersions[0]: Invalid value: ...'
+        ' must appear in spec.versions")',
+        "ug104-stored-version-removed",
+        _refused_with("status.storedVersions[0]", "must appear in spec.versions"),
+        false_because=(
+            "that is the message before 1.33; v1.35.4 says: " + MESSAGE_1_33 + " (HTTP 422)"
+        ),
+    ),
+    DocClaim(
+        "ug104-message-from-1.33",
+        "REFERENCE.md §1 storedVersions",
+        "from 1.33: ... missing from spec.versions; v1alpha1 was previously a storage version",
+        "ug104-stored-version-removed",
+        _refused_with(MESSAGE_1_33),
+    ),
+    DocClaim(
+        "ug202-status-updates",
+        "UG202 docstring",
+        "stored objects without the field fail validation on every write, including the"
+        " operator's status updates",
+        "ug202-required-added-on-updated-object",
+        lambda t: (
+            t.update is not None
+            and not t.update.allowed
+            and t.status_write is not None
+            and not t.status_write.allowed
+        ),
+        false_because=(
+            "a /status write is validated by OpenAPI only under .status"
+            " (status_strategy.go ValidateStatusUpdate), so a field newly required in spec"
+            " never blocks status writes (the UPDATE of spec does fail); status writes fail"
+            " only for a field newly required in status (row ug202-required-added-in-status)"
+        ),
+    ),
+    DocClaim(
+        "ug203-reads-default",
+        "UG203 docstring",
+        "the apiserver fills the default in ... so stored objects keep working; they read"
+        " back with the default",
+        "ug203-required-existing-field-with-default",
+        lambda t: (
+            (t.read or {}).get("opts", {}).get("mode") == "fast"
+            and t.update is not None
+            and t.update.allowed
+        ),
+    ),
+    DocClaim(
+        "ug201-lost-at-next-write",
+        "UG201 docstring",
+        "every stored value there vanishes from reads at once and is lost at the next write",
+        "ug201-property-removed",
+        lambda t: (
+            "legacy" not in (t.read or {})
+            and t.update is not None
+            and t.update.allowed
+            and "legacy" not in _spec(t.update)
+        ),
+    ),
+    DocClaim(
+        "ug205-null-dropped",
+        "UG205 docstring",
+        "the apiserver drops a null it may not keep (applying the default, if any)",
+        "ug205-nullable-removed-with-default",
+        lambda t: (t.read or {}).get("optd") == "d" and _spec(t.create).get("optd") == "d",
+    ),
+    DocClaim(
+        "ug206-port-example",
+        "UG206 docstring",
+        'stored values ... fail validation (a port stored as "http" under a new type: integer)',
+        "ug206-int-or-string-to-integer",
+        lambda t: (
+            t.create is not None
+            and not t.create.allowed
+            and "must be of type integer" in t.create.message
+        ),
+    ),
+    DocClaim(
+        "ug213-transition-rule-update-only",
+        "UG213 docstring",
+        "A rule that uses oldSelf is a transition rule: it runs on UPDATE only ... and is"
+        " never ratcheted",
+        "ug213-transition-rule-added",
+        lambda t: (
+            t.create is not None
+            and t.create.allowed
+            and t.update is not None
+            and not t.update.allowed
+        ),
+    ),
+    DocClaim(
+        "status-blocked-by-spec-rule",
+        "REFERENCE.md §1 Status writes",
+        "CEL rules run over the whole object: a tightened spec-level CEL rule can block an"
+        " operator's status writes where ratcheting is off",
+        "status-spec-transition-rule",
+        lambda t: (
+            t.status_write is not None
+            and not t.status_write.allowed
+            and "failed rule" in t.status_write.message
+        ),
+    ),
+    DocClaim(
+        "ug216-lost-at-next-write",
+        "UG216 docstring",
+        "every stored field the schema does not declare vanishes from reads at once and is"
+        " lost at the next write",
+        "ug216-preserve-unknown-fields-removed",
+        lambda t: (
+            "extra" not in (t.read or {}).get("bag", {})
+            and "extra" not in _spec(t.update).get("bag", {})
+        ),
+    ),
+    DocClaim(
+        "ug217-requires-apiversion-and-kind",
+        "UG217 docstring",
+        "turned on, the apiserver requires apiVersion and kind in the embedded object and"
+        " prunes and validates its metadata",
+        "ug217-embedded-on-without-kind",
+        lambda t: (
+            t.create is not None
+            and "spec.tmpl.apiVersion: Required value" in t.create.message
+            and "spec.tmpl.kind: Required value" in t.create.message
+        ),
+    ),
+)
+_CLAIM_SCENARIO = {claim.key: scenario.key for scenario, claim in CLAIMS}
+
+
+def _params() -> Iterator[Any]:
+    for scenario, claim in CLAIMS:
+        marks = []
+        if claim.key in DISAGREEMENTS:
+            marks.append(pytest.mark.xfail(strict=True, reason=DISAGREEMENTS[claim.key]))
+        yield pytest.param(scenario.key, claim.key, id=claim.key, marks=marks)
+
+
+# Running the scenarios (in parallel: CRD establishment waits dominate) ----------------------
+_TABLE: dict[str, tuple[Truth, str]] = {}
+
+
+@pytest.fixture(scope="module")
+def runs(cluster: Cluster, request: pytest.FixtureRequest) -> Iterator[dict[str, Future[Any]]]:
+    wanted: set[str] = set()
+    for item in request.session.items:
+        callspec = getattr(item, "callspec", None)
+        if item.module is request.module and callspec is not None:
+            wanted.add(callspec.params.get("scenario_key", ""))
+            doc = callspec.params.get("doc")
+            if isinstance(doc, DocClaim):
+                wanted.add(_CLAIM_SCENARIO[doc.claim])
+    namespace = f"rule-truth-{secrets.token_hex(3)}"
+    cluster.admin.ensure_namespace(namespace)
+    pool = ThreadPoolExecutor(max_workers=6, thread_name_prefix="truth")
+    futures = {
+        s.key: pool.submit(observe, cluster.admin, s, namespace)
+        for s in SCENARIOS
+        if s.key in wanted
+    }
+    try:
+        yield futures
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        _write_table()
+
+
+def _engine(run: ScenarioRun) -> list[Finding]:
+    name = run.old["metadata"]["name"]
+    outcome = engine.compare_crds(
+        {name: Crd(run.old)}, {name: Crd(run.new)}, kube_version=KUBE_VERSION
+    )
+    return list(outcome.findings)
+
+
+def _engine_verdict(severity: Severity | None) -> Verdict:
+    if severity is None or severity is Severity.INFO:
+        return Verdict.OK
+    return Verdict.WARNING if severity is Severity.WARNING else Verdict.ERROR
+
+
+@pytest.mark.parametrize(("scenario_key", "claim_key"), list(_params()))
+def test_rule_truth(
+    runs: dict[str, Future[ScenarioRun]], scenario_key: str, claim_key: str
+) -> None:
+    run = runs[scenario_key].result()
+    truth = run.truths[claim_key]
+    claim = truth.claim
+    findings = _engine(run)
+    here = [f for f in findings if f.code in claim.codes and f.path == claim.path]
+    severity = max((f.severity for f in here), default=None)
+    said = ", ".join(f"{f.code} {f.severity}" for f in here) or "nothing"
+    _TABLE[claim.key] = (truth, said)
+    row = truth.row()
+    context = f"apiserver: {row}\nengine at {claim.path}: {said}"
+    reported = {f.code for f in here}
+    assert set(claim.expect) <= reported, f"missing {set(claim.expect) - reported}\n{context}"
+    assert _engine_verdict(severity) is truth.verdict, (
+        f"engine {_engine_verdict(severity)} but the apiserver says {truth.verdict}\n{context}"
+    )
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        pytest.param(
+            d,
+            id=d.key,
+            marks=[pytest.mark.xfail(strict=True, reason=d.false_because)]
+            if d.false_because
+            else [],
+        )
+        for d in DOC_CLAIMS
+    ],
+)
+def test_docstring_claim(runs: dict[str, Future[ScenarioRun]], doc: DocClaim) -> None:
+    truth = runs[_CLAIM_SCENARIO[doc.claim]].result().truths[doc.claim]
+    assert doc.holds(truth), f"{doc.source}: {doc.sentence!r} is false: {truth.row()}"
+
+
+@pytest.mark.parametrize("scenario_key", [s.key for s in SCENARIOS])
+def test_no_unexplained_findings(runs: dict[str, Future[ScenarioRun]], scenario_key: str) -> None:
+    """Every finding of a scenario belongs to one of its claims (or a code it tolerates)."""
+    run = runs[scenario_key].result()
+    explained = {(code, c.path) for c in run.scenario.claims for code in c.codes}
+    extra = [
+        f"{f.code} {f.severity} at {f.path}: {f.message}"
+        for f in _engine(run)
+        if (f.code, f.path) not in explained and f.code not in run.scenario.tolerate
+    ]
+    assert not extra, "\n".join(extra)
+
+
+def _write_table() -> None:
+    target = os.environ.get("UG_TRUTH_TABLE")
+    if not target or not _TABLE:
+        return
+    columns = ["claim", "crd update", "read-back", "update untouched", "status write",
+               "create identical", "verdict"]  # fmt: skip
+    lines = ["| " + " | ".join([*columns, "engine (1.35)"]) + " |"]
+    lines.append("|" + "---|" * (len(columns) + 1))
+    for key in [claim.key for _, claim in CLAIMS]:
+        if key in _TABLE:
+            truth, said = _TABLE[key]
+            row = truth.row()
+            cells = [row[col].replace("|", "\\|") for col in columns] + [said]
+            lines.append("| " + " | ".join(cells) + " |")
+    Path(target).write_text("\n".join(lines) + "\n")
