@@ -70,6 +70,10 @@ def _die_with_parent() -> None:  # runs in the child between fork and exec
 WORKDIR_PREFIX = "ug-testenv-"
 
 
+class _PortTaken(RuntimeError):
+    pass
+
+
 def _remove_orphaned_workdirs() -> None:
     """Remove work dirs left by a test process that was killed (SIGKILL skips teardown;
     its etcd and kube-apiserver died with it through PR_SET_PDEATHSIG)."""
@@ -115,7 +119,21 @@ class ControlPlane:
 
     # Lifecycle ----------------------------------------------------------------------------
     def start(self, timeout: float = 120.0) -> ControlPlane:
+        """Start etcd and kube-apiserver and wait for /readyz. A free port taken by someone
+        else between choosing and binding it is retried (twice) with new ports."""
         t0 = time.monotonic()
+        for attempt in range(3):
+            try:
+                self._start_once(deadline=t0 + timeout)
+                break
+            except _PortTaken:
+                if attempt == 2:
+                    raise
+        self.startup_seconds = time.monotonic() - t0
+        return self
+
+    def _start_once(self, deadline: float) -> None:
+        own = self.workdir is None
         if self.workdir is None:
             _remove_orphaned_workdirs()
             self.workdir = Path(tempfile.mkdtemp(prefix=WORKDIR_PREFIX))
@@ -132,20 +150,21 @@ class ControlPlane:
             self.admin_kubeconfig = self.write_kubeconfig(
                 wd / "kubeconfigs" / "admin.yaml", ADMIN_USER, self.users[ADMIN_USER].token
             )
-            self._wait_ready(deadline=t0 + timeout)
+            self._wait_ready(deadline=deadline)
         except BaseException:
-            self.stop()
+            self.stop(grace=2.0)
+            if own:
+                self.workdir = None
+                self._own_workdir = False
             raise
-        self.startup_seconds = time.monotonic() - t0
-        return self
 
-    def stop(self) -> None:
+    def stop(self, grace: float = 15.0) -> None:
         """Stop kube-apiserver, then etcd; remove the work dir. Safe to call twice."""
         for name, proc, _log in reversed(self._procs):
             if proc.poll() is None:
                 proc.terminate()
                 try:
-                    proc.wait(timeout=15)
+                    proc.wait(timeout=grace)
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait(timeout=15)
@@ -249,6 +268,8 @@ class ControlPlane:
     def _check_alive(self) -> None:
         for name, proc, log in self._procs:
             if proc.poll() is not None:
+                if "address already in use" in _tail(log):
+                    raise _PortTaken(f"{name}: a chosen port was taken meanwhile")
                 raise RuntimeError(
                     f"{name} exited with {proc.returncode} during start-up; last lines of {log}:\n"
                     + _tail(log)
