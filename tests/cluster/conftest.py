@@ -46,7 +46,7 @@ def _missing_message(binaries: Binaries) -> str | None:
         return None
     return (
         f"cluster tests: {', '.join(missing)} not built in {binaries.bin_dir}; "
-        f"enable them with `{BUILD_COMMAND}` (needs Go >= 1.25; ~4-20 min once, then cached)"
+        f"enable them with `{BUILD_COMMAND}` (needs Go >= 1.25; ~4 min once, then cached)"
     )
 
 
