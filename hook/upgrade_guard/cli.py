@@ -289,7 +289,8 @@ def verify_history_command(
         typer.Option(
             envvar=BASELINE_REF_ENV,
             help="Compare the working tree with this ref. Default: the working tree against"
-            " HEAD when DIR has uncommitted changes, else HEAD against HEAD^.",
+            " HEAD when DIR (or a counter's files) has uncommitted changes, else HEAD"
+            " against HEAD^.",
         ),
     ] = None,
     require_explicit_baseline: Annotated[
@@ -331,10 +332,13 @@ def verify_history_command(
             f"--require-explicit-baseline (or {REQUIRE_EXPLICIT_BASELINE_ENV}) is set:"
             " give --baseline-ref REF"
         )
-    elif repository.has_changes(prefix):
+    elif repository.has_changes(prefix, [p for c in chosen.counters for p in c.files]):
         baseline = git_tree.GitTree(repository, "HEAD", repository.commit("HEAD"))
         candidate = git_tree.WorkTree(repository)
-        source = f"guessed: {shown} has uncommitted changes, so the working tree against HEAD"
+        counted = " (or a counter's files)" if any(c.files for c in chosen.counters) else ""
+        source = (
+            f"guessed: {shown}{counted} has uncommitted changes, so the working tree against HEAD"
+        )
     else:
         head = repository.commit("HEAD")
         if head is None:

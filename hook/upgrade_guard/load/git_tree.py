@@ -73,8 +73,9 @@ class Repository:
         )
         return done.stdout.decode().strip() if done.returncode == 0 else None
 
-    def has_changes(self, prefix: str) -> bool:
-        """Whether the working tree differs from HEAD under prefix (untracked files count)."""
+    def has_changes(self, prefix: str, patterns: Iterable[str] = ()) -> bool:
+        """Whether the working tree differs from HEAD under prefix or in files matching the
+        glob patterns (untracked files count)."""
         out = _git(
             self.root,
             "status",
@@ -83,6 +84,7 @@ class Repository:
             "--untracked-files=all",
             "--",
             prefix or ".",
+            *(f":(glob){pattern.strip().lstrip('/')}" for pattern in patterns),
             what=f"{self.root}: working tree",
         )
         return bool(out.strip(b"\0"))
