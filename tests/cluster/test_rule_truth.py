@@ -119,6 +119,22 @@ def _names_crds(**new_names: Any) -> Callable[[str], tuple[Any, Any, Any]]:
     return build
 
 
+def _list_kind_omitted_crds(plural: str) -> tuple[Any, Any, Any]:
+    """The live CRD (listKind as the apiserver defaults it) and a chart CRD that leaves
+    listKind out, as most generated CRDs may: the apiserver defaults it to the same value."""
+    versions = [version_entry("v1", root_schema())]
+    new = crd_body(plural, versions)
+    del new["spec"]["names"]["listKind"]
+    return None, crd_body(plural, versions), new
+
+
+def _status_subresource_crds(plural: str) -> tuple[Any, Any, Any]:
+    old = crd_body(plural, [version_entry("v1", root_schema())])
+    new = crd_body(plural, [version_entry("v1", root_schema())])
+    del new["spec"]["versions"][0]["subresources"]
+    return None, old, new
+
+
 def _scope_crds(plural: str) -> tuple[Any, Any, Any]:
     versions = [version_entry("v1", root_schema())]
     return None, crd_body(plural, versions), crd_body(plural, versions, scope="Cluster")
@@ -688,6 +704,20 @@ SCENARIOS: tuple[Scenario, ...] = (
         claims=(c("ug102-list-kind-changed", None, PLAIN, "UG102"),),
     ),
     Scenario(
+        "ug102d",
+        old=None,
+        new=None,
+        crds=_list_kind_omitted_crds,
+        claims=(allowed("ug102-list-kind-omitted-defaults-to-live", None, PLAIN, "UG102"),),
+    ),
+    Scenario(
+        "ug109",
+        old=None,
+        new=None,
+        crds=_status_subresource_crds,
+        claims=(c("ug109-status-subresource-removed", None, PLAIN, "UG109"),),
+    ),
+    Scenario(
         "ug102s",
         old=None,
         new=None,
@@ -796,6 +826,13 @@ DISAGREEMENTS: dict[str, str] = {
     "ug218-not-added": _COMBINATOR,
     "ug218-oneof-added": _COMBINATOR,
     "ug218-anyof-added": _COMBINATOR,
+    "ug102-list-kind-omitted-defaults-to-live": (
+        "A chart CRD without spec.names.listKind, compared with the live CRD (where the"
+        " apiserver filled in listKind = kind + 'List'), makes UG102 report 'listKind changed"
+        " from <Kind>List to None' (error). The apiserver accepts the update and defaults"
+        " listKind to the same value: nothing changes. The engine must default listKind (and"
+        " singular) as the apiserver does before comparing."
+    ),
     "ug102-list-kind-changed": (
         "UG102 says a listKind change is refused once the CRD is Established; the apiserver"
         " accepts it (pkg/apis/apiextensions/validation/validation.go makes only scope and"
