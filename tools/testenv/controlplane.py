@@ -102,7 +102,8 @@ class ControlPlane:
     binaries: Binaries
     workdir: Path | None = None
     extra_apiserver_flags: Sequence[str] = ()
-    keep_workdir: bool = bool(os.environ.get("UG_TESTENV_KEEP"))
+    # UG_TESTENV_KEEP=1 keeps data, keys, logs and kubeconfigs for a post-mortem.
+    keep_workdir: bool = field(default_factory=lambda: bool(os.environ.get("UG_TESTENV_KEEP")))
 
     # Set by start()
     server: str = field(init=False, default="")
@@ -160,7 +161,7 @@ class ControlPlane:
 
     def stop(self, grace: float = 15.0) -> None:
         """Stop kube-apiserver, then etcd; remove the work dir. Safe to call twice."""
-        for name, proc, _log in reversed(self._procs):
+        for _name, proc, _log in reversed(self._procs):
             if proc.poll() is None:
                 proc.terminate()
                 try:
@@ -168,7 +169,6 @@ class ControlPlane:
                 except subprocess.TimeoutExpired:
                     proc.kill()
                     proc.wait(timeout=15)
-            del name
         self._procs.clear()
         if self._own_workdir and self.workdir and not self.keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)

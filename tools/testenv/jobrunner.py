@@ -301,7 +301,7 @@ class JobRunner:
         reason = ""
         while True:
             remaining = deadline_s - (time.monotonic() - started)
-            run = self._run_pod(job, attempt=len(outcome.runs) + 1, timeout=remaining)
+            run = self._run_pod(job, timeout=remaining)
             outcome.runs.append(run)
             if run.succeeded:
                 break
@@ -364,7 +364,7 @@ class JobRunner:
         }
 
     # One Pod -------------------------------------------------------------------------------
-    def _run_pod(self, job: JSON, attempt: int, timeout: float) -> JobRun:
+    def _run_pod(self, job: JSON, timeout: float) -> JobRun:
         meta = job["metadata"]
         namespace, name, uid = meta["namespace"], meta["name"], meta["uid"]
         template = job["spec"]["template"]
@@ -407,7 +407,6 @@ class JobRunner:
             namespace, pod_name, container, "Succeeded" if run.succeeded else "Failed",
             started_at, exit_code=run.exit_code, message=run.termination_message,
         )  # fmt: skip
-        del attempt
         return run
 
     def _create_pod(self, job: JSON, pod_name: str) -> None:
