@@ -55,11 +55,11 @@ _MARKER = re.compile(rb"\n---(?=[ \n]|\Z)")
 _FIRST_MARKER = re.compile(rb"---(?=[ \n]|\Z)")
 _MARKER_LINE = re.compile(rb"---[ ]*(?:#[^\n]*)?(?:\n|\Z)")
 _CONTENT_LINE = re.compile(rb"(?m)^[ ]*[^ #\n]")
-# A JSON string whose text might be read as something else than a string by Kubernetes.
-_CANDIDATE = re.compile(
-    r'"([-+]?[0-9.][0-9a-zA-Z_.+-]*|y|Y|yes|Yes|YES|n|N|no|No|NO|true|True|TRUE|false|False'
-    r'|FALSE|on|On|ON|off|Off|OFF|~|null|Null|NULL|<<)"'
-)
+# A JSON string whose text might be read as something else than a string by Kubernetes:
+# what go-yaml v2 may resolve starts with one of these characters and has no space, quote
+# or escape (a superset; ``differs`` decides).
+_CANDIDATE = re.compile(rb'"([-+0-9.yYnNtTfFoO~<][0-9a-zA-Z_.+<-]*)"')
+_MARGIN_AS_SPACES = bytes.maketrans(b"?-", b"  ")
 _QUOTED = re.compile(rb'"[^"]*"')
 _NOT_QUOTES_OR_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
 # What may come before a node (after spaces): a line break or ": ? -", and in flow context
@@ -95,8 +95,10 @@ def _parse_constant(text: str) -> Any:
     raise _Fallback
 
 
-def _may_start(source: bytes, indicators: bytes, before: frozenset[int]) -> bool:
-    """Whether one of indicators follows a character in before (or the start), spaces apart."""
+def _starts(source: bytes, indicators: bytes, before: frozenset[int], limit: int) -> int:
+    """How many of indicators follow a character in before (or the start), spaces apart;
+    counting stops at limit."""
+    found = 0
     for indicator in indicators:
         at = source.find(indicator)
         while at != -1:
@@ -104,9 +106,16 @@ def _may_start(source: bytes, indicators: bytes, before: frozenset[int]) -> bool
             while back >= 0 and source[back] == 0x20:
                 back -= 1
             if back < 0 or source[back] in before:
-                return True
+                found += 1
+                if found >= limit:
+                    return found
             at = source.find(indicator, at + 1)
-    return False
+    return found
+
+
+def _may_start(source: bytes, indicators: bytes, before: frozenset[int]) -> bool:
+    """Whether one of indicators follows a character in before (or the start), spaces apart."""
+    return _starts(source, indicators, before, 1) > 0
 
 
 def _plain_may_stand(source: bytes, text: str, before: frozenset[int]) -> bool:
@@ -125,10 +134,27 @@ def _plain_may_stand(source: bytes, text: str, before: frozenset[int]) -> bool:
     return False
 
 
-def _too_deep(emitted: str, max_depth: int) -> bool:
-    """Whether the JSON text nests containers deeper than max_depth."""
+def _too_deep(source: bytes, emitted: bytes, flow: bool, max_depth: int) -> bool:
+    """Whether the document nests containers deeper than max_depth.
+
+    A cheap bound comes from the source first (node properties are ruled out on this
+    path). Going one level deeper moves a block collection's first key or "-" to the
+    right, except for a sequence right under a mapping key ("indentless"), which is always
+    followed by a step right. So a block collection at depth d starts at column
+    (d - 1) / 2 or more, and what stands left of it on its line is indentation and the
+    "- " or "? " of enclosing block collections: if no line starts with k such characters,
+    block collections nest at most 2k - 1 deep. Flow collections (never holding block
+    ones) add at most the number of places where a "[" or "{" could start one. Where the
+    bound is not enough, the brackets of the emitted JSON are counted.
+    """
+    flows = _starts(source, b"[{", _ANY_BEFORE, max_depth) if flow else 0
+    margin = (max_depth - flows + 1) // 2
+    if margin > 0:
+        spaced = b"\n" + source.translate(_MARGIN_AS_SPACES)
+        if b"\n" + b" " * margin not in spaced:
+            return False
     # Drop escaped backslashes, then escaped quotes: the quotes left delimit strings.
-    text = emitted.encode()
+    text = emitted
     if b"\\" in text:
         text = text.replace(b"\\\\", b"").replace(b'\\"', b"")
     brackets = _QUOTED.sub(b"", text.translate(None, _NOT_QUOTES_OR_BRACKETS))
@@ -181,22 +207,24 @@ def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
     # A flow collection starts where a block node may; anchors, aliases and tags (node
     # properties) start where any node may. The text tells where these cannot be; where
     # they might, the tree says.
-    before = _ANY_BEFORE if _may_start(source, b"[{", _BLOCK_BEFORE) else _BLOCK_BEFORE
+    flow = _may_start(source, b"[{", _BLOCK_BEFORE)
+    before = _ANY_BEFORE if flow else _BLOCK_BEFORE
     if _may_start(piece, b"&*!", before):
         kind = tree.type
         for node in range(tree.size()):
             if kind(node) & _SPECIAL_NODE:
                 raise _Fallback
     emitted: str = ryml.emit_json(tree)
+    encoded = emitted.encode()
     risky = {
         text
-        for text in set(_CANDIDATE.findall(emitted))
+        for text in {found.decode() for found in set(_CANDIDATE.findall(encoded))}
         if differs(text) and _plain_may_stand(source, text, before)
     }
     if risky and _plain_in_tree(tree, risky):
         raise _Fallback
     del tree
-    if _too_deep(emitted, max_depth):
+    if _too_deep(piece, encoded, flow, max_depth):
         raise _Fallback
     return json.loads(
         emitted,
