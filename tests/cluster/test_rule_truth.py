@@ -147,6 +147,16 @@ def _status_required(name: str, props: dict[str, Any]) -> dict[str, Any]:
 
 
 PLAIN = {"touch": "t0"}
+_PRESERVE = obj(**{"x-kubernetes-preserve-unknown-fields": True})
+_EMBEDDED = obj(
+    **{"x-kubernetes-preserve-unknown-fields": True, "x-kubernetes-embedded-resource": True}
+)
+# An embedded resource that declares its fields: metadata as a plain object.
+_EMBEDDED_TYPED = obj(
+    {"apiVersion": STR, "kind": STR, "metadata": obj()},
+    **{"x-kubernetes-embedded-resource": True},
+)
+_CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap"}
 
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
@@ -599,25 +609,14 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
         "ug217",
         old=root_schema(
-            {
-                "tmpl": obj(**{"x-kubernetes-preserve-unknown-fields": True}),
-                "tmpl2": obj(**{"x-kubernetes-preserve-unknown-fields": True}),
-            }
+            {"tmpl": _PRESERVE, "tmpl2": _PRESERVE, "tmpl3": _EMBEDDED, "tmpl4": _EMBEDDED_TYPED}
         ),
         new=root_schema(
             {
-                "tmpl": obj(
-                    **{
-                        "x-kubernetes-preserve-unknown-fields": True,
-                        "x-kubernetes-embedded-resource": True,
-                    }
-                ),
-                "tmpl2": obj(
-                    **{
-                        "x-kubernetes-preserve-unknown-fields": True,
-                        "x-kubernetes-embedded-resource": True,
-                    }
-                ),
+                "tmpl": _EMBEDDED,
+                "tmpl2": _EMBEDDED,
+                "tmpl3": _PRESERVE,
+                "tmpl4": obj(_EMBEDDED_TYPED["properties"]),
             }
         ),
         claims=(
@@ -625,13 +624,19 @@ SCENARIOS: tuple[Scenario, ...] = (
             c(
                 "ug217-embedded-on-unknown-metadata",
                 "spec.tmpl2",
-                {
-                    "tmpl2": {
-                        "apiVersion": "v1",
-                        "kind": "ConfigMap",
-                        "metadata": {"name": "x", "bogus": "y"},
-                    }
-                },
+                {"tmpl2": {**_CONFIGMAP, "metadata": {"name": "x", "bogus": "y"}}},
+                "UG217",
+            ),
+            c(
+                "ug217-embedded-off-preserving",
+                "spec.tmpl3",
+                {"tmpl3": {**_CONFIGMAP, "metadata": {"name": "x", "labels": {"a": "b"}}}},
+                "UG217",
+            ),
+            c(
+                "ug217-embedded-off-declared-metadata",
+                "spec.tmpl4",
+                {"tmpl4": {**_CONFIGMAP, "metadata": {"name": "x", "labels": {"a": "b"}}}},
                 "UG217",
             ),
         ),
@@ -832,6 +837,14 @@ DISAGREEMENTS: dict[str, str] = {
         " from <Kind>List to None' (error). The apiserver accepts the update and defaults"
         " listKind to the same value: nothing changes. The engine must default listKind (and"
         " singular) as the apiserver does before comparing."
+    ),
+    "ug217-embedded-off-preserving": (
+        "UG217 flags x-kubernetes-embedded-resource turned off as an error ('the embedded"
+        " metadata ... may be pruned by the surrounding schema'). Where the node keeps"
+        " x-kubernetes-preserve-unknown-fields: true nothing is pruned or refused: metadata"
+        " (name, labels) reads back unchanged, UPDATE/CREATE succeed -> ok. It hurts only where"
+        " the schema declares metadata as a plain object (row"
+        " ug217-embedded-off-declared-metadata: metadata.name and labels pruned)."
     ),
     "ug102-list-kind-changed": (
         "UG102 says a listKind change is refused once the CRD is Established; the apiserver"
