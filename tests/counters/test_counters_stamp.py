@@ -1,0 +1,164 @@
+"""The stamper: exact text in, exact text out; and the stamp command as a user runs it."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+from history_kit import GitRepo, widget
+
+from upgrade_guard.load.stamp import StampError, read_annotations, stamp_text
+
+V = "upgrade-guard.io/crd-schema-version"
+D = "upgrade-guard.io/crd-schema-digest"
+DIGEST = "sha256:" + "ab" * 32
+WANTED = {"x.io": {V: "3", D: DIGEST}}
+HEAD = "apiVersion: apiextensions.k8s.io/v1\nkind: CustomResourceDefinition\n"
+
+CASES = {
+    "annotations created at the file's indentation": (
+        HEAD + "metadata:\n    name: x.io # keep me\n    labels: {a: b}\nspec: {}\n",
+        HEAD + "metadata:\n    annotations:\n"
+        f'        {V}: "3"\n        {D}: "{DIGEST}"\n'
+        "    name: x.io # keep me\n    labels: {a: b}\nspec: {}\n",
+    ),
+    "entries go before the first existing annotation; quotes kept on change": (
+        HEAD + "metadata:\n  annotations:\n    # a comment\n    'other': \"v\"\n"
+        f"    {V}: '2'\n  name: x.io\n",
+        HEAD + "metadata:\n  annotations:\n    # a comment\n"
+        f'    {D}: "{DIGEST}"\n'
+        "    'other': \"v\"\n"
+        f"    {V}: '3'\n  name: x.io\n",
+    ),
+    "a number is rewritten as a string": (
+        HEAD + f'metadata:\n  annotations:\n    {V}: 3\n    {D}: "{DIGEST}"\n  name: x.io\n',
+        HEAD + f'metadata:\n  annotations:\n    {V}: "3"\n    {D}: "{DIGEST}"\n  name: x.io\n',
+    ),
+    "null annotations keep their comment": (
+        HEAD + "metadata:\n  annotations: ~ # none yet\n  name: x.io\n",
+        HEAD + "metadata:\n  annotations: # none yet\n"
+        f'    {V}: "3"\n    {D}: "{DIGEST}"\n  name: x.io\n',
+    ),
+    "empty annotations at the end of a file without a newline": (
+        HEAD + "metadata:\n  name: x.io\n  annotations:",
+        HEAD + f'metadata:\n  name: x.io\n  annotations:\n    {V}: "3"\n    {D}: "{DIGEST}"\n',
+    ),
+    "JSON stays JSON": (
+        '{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",\n'
+        ' "metadata": {\n   "name": "x.io"\n }}\n',
+        '{"apiVersion": "apiextensions.k8s.io/v1", "kind": "CustomResourceDefinition",\n'
+        ' "metadata": {\n'
+        f'   "annotations": {{"{V}": "3", "{D}": "{DIGEST}"}},\n'
+        '   "name": "x.io"\n }}\n',
+    ),
+    "empty flow annotations": (
+        HEAD + "metadata: {name: x.io, annotations: {}}\n",
+        HEAD + f'metadata: {{name: x.io, annotations: {{"{V}": "3", "{D}": "{DIGEST}"}}}}\n',
+    ),
+    "CRLF line endings": (
+        HEAD.replace("\n", "\r\n") + "metadata:\r\n  name: x.io\r\n",
+        HEAD.replace("\n", "\r\n")
+        + f'metadata:\r\n  annotations:\r\n    {V}: "3"\r\n    {D}: "{DIGEST}"\r\n'
+        "  name: x.io\r\n",
+    ),
+    "other documents and a ConfigMap of the same name are untouched": (
+        "# head\n---\nkind: ConfigMap\nmetadata: {name: x.io}\n---\n"
+        + HEAD
+        + "metadata:\n  name: x.io\n...\n---\nplain: doc\n",
+        "# head\n---\nkind: ConfigMap\nmetadata: {name: x.io}\n---\n"
+        + HEAD
+        + f'metadata:\n  annotations:\n    {V}: "3"\n    {D}: "{DIGEST}"\n  name: x.io\n'
+        "...\n---\nplain: doc\n",
+    ),
+    "byte order mark and a directive": (
+        "\ufeff%YAML 1.1\n---\n" + HEAD + "metadata:\n  name: x.io\n",
+        "\ufeff%YAML 1.1\n---\n"
+        + HEAD
+        + f'metadata:\n  annotations:\n    {V}: "3"\n    {D}: "{DIGEST}"\n  name: x.io\n',
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_stamp_text(case: str) -> None:
+    before, after = CASES[case]
+    assert stamp_text(before, WANTED) == after
+    assert stamp_text(after, WANTED) == after
+    assert read_annotations(after)["x.io"][V] == "3"
+
+
+REFUSED = {
+    "block scalar value": HEAD + f"metadata:\n  annotations:\n    {V}: |\n      2\n  name: x.io\n",
+    "anchored metadata": HEAD + "metadata: &m\n  name: x.io\n",
+    "CRD inside a List": "kind: List\nitems:\n- "
+    + HEAD.replace("\n", "\n  ")
+    + "metadata:\n    name: x.io\n",
+    "annotations not a mapping": HEAD + "metadata:\n  annotations: [a]\n  name: x.io\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_what_stamp_will_not_edit(case: str) -> None:
+    with pytest.raises(StampError):
+        stamp_text(REFUSED[case], WANTED)
+
+
+# ------------------------------------------------------------------ the command
+
+
+@pytest.mark.parametrize("value", ["0", "01", "+1", "-1", "1.0", "1e3", "one", " 1"])
+def test_non_canonical_numbers_are_refused(repo: GitRepo, value: str) -> None:
+    repo.write_crd(widget())
+    for args in (["--schema-version", value], ["--schema-version", "1", "--counter", f"s={value}"]):
+        done = repo.ug("stamp", "crds", *args)
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert "canonical" in done.stderr and "Traceback" not in done.stderr
+    assert "upgrade-guard.io" not in (repo.root / "crds" / "widgets.example.com.yaml").read_text()
+
+
+def test_stamp_then_check(repo: GitRepo) -> None:
+    path = repo.write_crd(widget())
+    os.chmod(path, 0o640)
+    repo.stamp(1)
+    text = path.read_text()
+    assert 'upgrade-guard.io/crd-schema-version: "1"' in text
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert repo.ug("stamp", "crds", "--check").returncode == 0
+    assert repo.ug("stamp", "crds", "--check", "--schema-version", "1").returncode == 0
+    # A spec edit leaves the digest stale: --check says so and changes nothing.
+    path.write_text(text.replace("type: string", "type: integer"))
+    edited = path.read_bytes()
+    done = repo.ug("stamp", "crds", "--check")
+    assert done.returncode == 1
+    assert "widgets.example.com" in done.stdout and "crd-schema-digest" in done.stdout
+    assert path.read_bytes() == edited
+    # Asking for another version is also "not stamped as it would be".
+    repo.stamp()
+    assert repo.ug("stamp", "crds", "--check", "--schema-version", "2").returncode == 1
+
+
+def test_stamp_keeps_the_stamped_version_and_needs_one(repo: GitRepo) -> None:
+    repo.write_crd(widget())
+    done = repo.ug("stamp", "crds")
+    assert done.returncode == 2 and "--schema-version" in done.stderr
+    repo.stamp(4, "--counter", "controller-state-version=2")
+    repo.stamp()
+    text = (repo.root / "crds" / "widgets.example.com.yaml").read_text()
+    assert 'crd-schema-version: "4"' in text
+    assert 'controller-state-version: "2"' in text
+
+
+def test_stamp_needs_crds(repo: GitRepo) -> None:
+    repo.write("crds/notes.yaml", "kind: ConfigMap\n")
+    done = repo.ug("stamp", "crds", "--schema-version", "1")
+    assert done.returncode == 2 and "no CustomResourceDefinitions" in done.stderr
+    done = repo.ug("stamp", "missing", "--schema-version", "1")
+    assert done.returncode == 2 and "no such file" in done.stderr
+
+
+def test_a_malformed_counter_option_is_refused(repo: GitRepo) -> None:
+    repo.write_crd(widget())
+    for bad in ("state", "=1", "crd-schema-version=2", "a b=1"):
+        done = repo.ug("stamp", "crds", "--schema-version", "1", "--counter", bad)
+        assert done.returncode == 2, bad
