@@ -206,9 +206,10 @@ def _judge(item: _Raw, policy: Policy, kube_version: tuple[int, int] | None) -> 
     if item.change.ratchetable and ratcheting and not policy.strict and severity is Severity.ERROR:
         severity = Severity.WARNING
         major, minor = kube_version or RATCHETING_SINCE
+        where = "the value" if item.path is None else schema.render_path(item.path)
         notes.append(
-            f"ratcheted on Kubernetes {major}.{minor}: updates that keep the stored value pass;"
-            " new objects must satisfy it"
+            f"ratcheted on Kubernetes {major}.{minor}: updates that leave {where} unchanged"
+            " pass; new objects and changed values must satisfy it"
         )
     if policy.strict and severity is Severity.WARNING:
         severity = Severity.ERROR
