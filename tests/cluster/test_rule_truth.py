@@ -906,6 +906,20 @@ DOC_CLAIMS: tuple[DocClaim, ...] = (
         _refused_with(MESSAGE_1_33),
     ),
     DocClaim(
+        "ug102-kind-immutable",
+        "UG102 docstring",
+        "the apiserver ... refuses a kind ... change once the CRD is Established",
+        "ug102-kind-changed",
+        _refused_with('spec.names.kind: Invalid value: "Renamed": field is immutable'),
+    ),
+    DocClaim(
+        "ug103-scope-immutable",
+        "UG103 docstring",
+        "the apiserver refuses a scope change once the CRD is Established",
+        "ug103-scope-changed",
+        _refused_with('spec.scope: Invalid value: "Cluster": field is immutable'),
+    ),
+    DocClaim(
         "ug202-status-updates",
         "UG202 docstring",
         "stored objects without the field fail validation on every write, including the"

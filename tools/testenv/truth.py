@@ -23,12 +23,12 @@ from __future__ import annotations
 import copy
 import enum
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from .crds import Attempt, CRDTrial
-from .kube import JSON, Kube, wait_for
+from .kube import JSON, Kube
 
 GROUP = "truth.upgrade-guard.dev"
 MARKER = "rev"
@@ -148,8 +148,9 @@ class Scenario:
     new: JSON | None
     claims: tuple[Claim, ...]
     initial: JSON | None = None  # a root schema objects are stored under before ``old``
-    # Full CRD bodies built from the plural, for scenarios about CRD-level fields:
-    crds: Any = None  # Callable[[str], tuple[initial|None, old, new]]
+    # Full CRD bodies (initial or None, old, new) built from the plural, for scenarios about
+    # CRD-level fields; old and new are then None.
+    crds: Callable[[str], tuple[JSON | None, JSON, JSON]] | None = None
     tolerate: tuple[str, ...] = ()  # codes this scenario also causes but does not judge
 
     def bodies(self, plural: str) -> tuple[JSON | None, JSON, JSON]:
@@ -294,8 +295,9 @@ def plural_for(scenario: Scenario) -> str:
 def _wait_marker(trial: CRDTrial, names: Sequence[str], value: str) -> dict[str, JSON]:
     reads: dict[str, JSON] = {}
     for name in names:
-        reads[name] = wait_for(
-            lambda name=name: (o := trial.get(name)).get(MARKER) == value and o,
+        reads[name] = trial.wait_read(
+            name,
+            lambda o: o.get(MARKER) == value,
             timeout=20,
             what=f"{trial.name}: schema with {MARKER}={value!r} served",
         )
