@@ -41,12 +41,13 @@ def gadget(**fields: Any) -> dict[str, Any]:
 class GitRepo:
     """A work tree with a crds/ directory; `ug` runs upgrade-guard inside it."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, init: bool = True) -> None:
         self.root = root
         self.env = {k: v for k, v in os.environ.items() if not k.startswith("UPGRADE_GUARD_")}
         self.env.update(GIT_ENV)
         root.mkdir(parents=True, exist_ok=True)
-        self.git("init", "-q", "-b", "main")
+        if init:
+            self.git("init", "-q", "-b", "main")
 
     def git(self, *args: str) -> str:
         done = subprocess.run(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -108,11 +109,8 @@ def test_an_unknown_ref_is_bad_input_naming_it(repo: GitRepo) -> None:
     assert "no-such-tag" in done.stderr and "Traceback" not in done.stderr
 
 
-def test_outside_a_git_repository_is_bad_input(tmp_path: pytest.TempPathFactory) -> None:
-    plain = GitRepo.__new__(GitRepo)
-    plain.root = tmp_path  # type: ignore[assignment]
-    plain.env = GitRepo(tmp_path / "unused").env
-    (plain.root / "crds").mkdir()
+def test_outside_a_git_repository_is_bad_input(tmp_path: Path) -> None:
+    plain = GitRepo(tmp_path / "plain", init=False)
     plain.write_crd(widget())
     done = plain.ug("verify-history", "crds", "--baseline-ref", "HEAD")
     assert done.returncode == 2

@@ -45,6 +45,7 @@ from upgrade_guard.policy import (
     SCHEMA_DIGEST,
     SCHEMA_VERSION,
     Counter,
+    DeclaredBreak,
     Policy,
     Restart,
     canonical_number,
@@ -324,6 +325,21 @@ def _check_counter(
     return CounterState(counter.name, counter.rule, before, after, files_changed)
 
 
+def breaks_for(policy: Policy, before: int | None, after: int | None) -> tuple[DeclaredBreak, ...]:
+    """The declared breaks that ship between two schema versions: schema-version in
+    (before, after], before None meaning 0. None when the version does not rise.
+
+    This is the scoping any comparison of stamped CRD sets can use (the cluster hook too:
+    live CRDs' version as before, the chart's as after).
+    """
+    low, high = before or 0, after or 0
+    return tuple(
+        b
+        for b in policy.declared_breaks
+        if b.schema_version is not None and low < b.schema_version <= high
+    )
+
+
 def verify_history(baseline: Side, candidate: Side, policy: Policy, source: str) -> History:
     """Judge candidate against baseline; see the module docstring for every rule."""
     findings: list[Finding] = []
@@ -410,13 +426,7 @@ def verify_history(baseline: Side, candidate: Side, policy: Policy, source: str)
                     )
                 )
 
-    low = before or 0
-    high = after or 0
-    active = tuple(
-        b
-        for b in policy.declared_breaks
-        if b.schema_version is not None and low < b.schema_version <= high
-    )
+    active = breaks_for(policy, before, after)
     unversioned = [str(b) for b in policy.declared_breaks if b.schema_version is None]
     if unversioned:
         notes.append(
