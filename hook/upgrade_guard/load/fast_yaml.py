@@ -4,7 +4,9 @@ rapidyaml follows YAML 1.2 and Kubernetes reads YAML 1.1 the go-yaml v2 way, so 
 only taken where the two provably read the same; for anything else ``read_fast`` returns None
 and the caller uses the faithful libyaml path. The reasoning:
 
-- Quoted and block scalars are strings in both. rapidyaml's JSON keeps them strings.
+- Quoted and block scalars are strings in both. rapidyaml's JSON keeps them strings,
+  except that it rewrites infinities and NaNs (even a plain ``inf``) as ``".inf"``,
+  ``"-.inf"``, ``".nan"``: a file where those show takes the faithful path.
 - A plain scalar that Kubernetes reads as a string (``_differs`` is false for it) is that same
   string in rapidyaml's JSON or a JSON number/literal for the same text: those are checked
   below (a bare JSON number or literal must read the same in Go, see ``_parse_int``).
@@ -60,6 +62,8 @@ _CONTENT_LINE = re.compile(rb"(?m)^[ ]*[^ #\n]")
 # or escape (a superset; ``differs`` decides).
 _CANDIDATE = re.compile(rb'"([-+0-9.yYnNtTfFoO~<][0-9a-zA-Z_.+<-]*)"')
 _MARGIN_AS_SPACES = bytes.maketrans(b"?-", b"  ")
+# rapidyaml's JSON writes infinities and NaNs (inf, -Infinity, .NaN...) as these strings.
+_REWRITTEN = frozenset({".inf", "-.inf", "+.inf", ".nan"})
 _QUOTED = re.compile(rb'"[^"]*"')
 _NOT_QUOTES_OR_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
 # What may come before a node (after spaces): a line break or ": ? -", and in flow context
@@ -216,11 +220,16 @@ def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
                 raise _Fallback
     emitted: str = ryml.emit_json(tree)
     encoded = emitted.encode()
-    risky = {
-        text
-        for text in {found.decode() for found in set(_CANDIDATE.findall(encoded))}
-        if differs(text) and _plain_may_stand(source, text, before)
-    }
+    candidates = {found.decode() for found in set(_CANDIDATE.findall(encoded))}
+    if candidates & _REWRITTEN:
+        raise _Fallback
+    risky = set()
+    for text in candidates:
+        if differs(text):
+            if text.encode() not in source:  # not the source's text: leave it to libyaml
+                raise _Fallback
+            if _plain_may_stand(source, text, before):
+                risky.add(text)
     if risky and _plain_in_tree(tree, risky):
         raise _Fallback
     del tree

@@ -67,7 +67,8 @@ _MAP[""] = ("null", None)
 _GO_INT = re.compile(r"([-+]?)(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)\Z")
 # go-yaml v2's yamlStyleFloat, and Go's ParseFloat syntax for text starting with a dot.
 _YAML_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?\Z")
-_DOT_FLOAT = re.compile(r"\.[0-9]+(?:[eE][-+]?[0-9]+)?\Z")
+# Go's ParseFloat for text starting with a dot: underscores only between digits.
+_DOT_FLOAT = re.compile(r"\.[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+(?:_[0-9]+)*)?\Z")
 _TIMESTAMP_START = re.compile(r"[0-9]{4}-")
 _INT64_MIN, _INT64_END, _UINT64_END = -(2**63), 2**63, 2**64
 
@@ -105,7 +106,7 @@ def resolve_plain(text: str) -> tuple[str, Any]:
     first = text[0]
     if first == ".":
         if _DOT_FLOAT.match(text):
-            value = _go_float(text)
+            value = _go_float(text.replace("_", ""))
             if value is not None:
                 return "float", value
     elif first in "+-0123456789":
