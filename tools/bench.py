@@ -14,6 +14,7 @@ pair under 20 s and 2 GiB peak RSS; comparing cheaper than parsing.
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import re
 import resource
@@ -49,7 +50,7 @@ def tags(project: Path) -> list[Path]:
 
 def pairs(project: Path) -> list[tuple[Path, Path]]:
     found = tags(project)
-    return list(zip(found, found[1:], strict=False))
+    return list(itertools.pairwise(found))
 
 
 def _median_time(runs: int, work: Callable[[], Any]) -> float:
