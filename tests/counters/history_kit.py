@@ -12,8 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from typer.testing import CliRunner
 
 from crd_builders import crd, spec_schema, version
+from upgrade_guard import cli
 
 GIT_ENV = {
     "GIT_CONFIG_GLOBAL": os.devnull,
@@ -80,16 +82,35 @@ class GitRepo:
         self.git("commit", "-q", "--allow-empty", "-m", message)
         return self.git("rev-parse", "HEAD")
 
-    def ug(self, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "upgrade_guard", *args],
-            cwd=self.root,
-            env={**self.env, **(env or {})},
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
+    def ug(
+        self, *args: str, env: dict[str, str] | None = None, process: bool = False
+    ) -> subprocess.CompletedProcess[str]:
+        """upgrade-guard ARGS run in the work tree: in this process (fast) or, with process,
+        as `python -m upgrade_guard` exactly as a user runs it."""
+        if process:
+            return subprocess.run(
+                [sys.executable, "-m", "upgrade_guard", *args],
+                cwd=self.root,
+                env={**self.env, **(env or {})},
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+        environment: dict[str, str | None] = {
+            key: None for key in os.environ if key.startswith("UPGRADE_GUARD_")
+        }
+        environment.update(GIT_ENV)
+        environment.update(env or {})
+        previous = os.getcwd()
+        os.chdir(self.root)
+        try:
+            result = CliRunner().invoke(cli.app, list(args), env=environment)
+        finally:
+            os.chdir(previous)
+        if result.exception is not None and not isinstance(result.exception, SystemExit):
+            raise result.exception
+        return subprocess.CompletedProcess(args, result.exit_code, result.stdout, result.stderr)
 
     def stamp(self, schema_version: int | None = None, *extra: str) -> None:
         args = ["stamp", "crds", *extra]

@@ -77,10 +77,13 @@ def test_clean_tree_judges_the_last_commit_not_the_one_before(repo: GitRepo) -> 
 def test_explicit_baseline_can_be_required(repo: GitRepo, how: str) -> None:
     repo.release(widget(), schema_version=1)
     if how == "flag":
-        done = repo.ug("verify-history", "crds", "--require-explicit-baseline")
+        done = repo.ug("verify-history", "crds", "--require-explicit-baseline", process=True)
     else:
         done = repo.ug(
-            "verify-history", "crds", env={"UPGRADE_GUARD_REQUIRE_EXPLICIT_BASELINE": "1"}
+            "verify-history",
+            "crds",
+            env={"UPGRADE_GUARD_REQUIRE_EXPLICIT_BASELINE": "1"},
+            process=True,
         )
     assert done.returncode == 2
     assert "--baseline-ref" in done.stderr
@@ -112,7 +115,7 @@ def test_an_unknown_ref_is_bad_input_naming_it(repo: GitRepo) -> None:
 def test_outside_a_git_repository_is_bad_input(tmp_path: Path) -> None:
     plain = GitRepo(tmp_path / "plain", init=False)
     plain.write_crd(widget())
-    done = plain.ug("verify-history", "crds", "--baseline-ref", "HEAD")
+    done = plain.ug("verify-history", "crds", "--baseline-ref", "HEAD", process=True)
     assert done.returncode == 2
     assert "git" in done.stderr and "Traceback" not in done.stderr
 
@@ -503,7 +506,7 @@ def test_failure_lists_every_reason_and_github_annotates(repo: GitRepo) -> None:
     repo.release(widget(**SIZE_AND_COLOR), schema_version=1)
     repo.write_crd(widget())
     repo.stamp(1)
-    text = repo.ug("verify-history", "crds")
+    text = repo.ug("verify-history", "crds", process=True)
     assert text.returncode == 1
     assert "UG201" in text.stdout and "UG704" in text.stdout
     assert "history REFUSED — 2 reasons" in text.stdout.splitlines()[-1]

@@ -20,5 +20,5 @@ def test_hooks_run_stamp_check_and_verify_history(repo: GitRepo) -> None:
         assert hook["pass_filenames"] is False and hook["language"] == "python"
         program, *args = shlex.split(hook["entry"])
         assert program == "upgrade-guard"
-        done = repo.ug(*args, "crds")
+        done = repo.ug(*args, "crds", process=True)
         assert done.returncode == 1, (hook["id"], done.stdout, done.stderr)
