@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from upgrade_guard.crd import Source
 from upgrade_guard.load.yaml_reader import YamlError, read_documents
@@ -14,6 +14,7 @@ from upgrade_guard.load.yaml_reader import YamlError, read_documents
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 STDIN = "-"
 _SUFFIXES = (".yaml", ".yml", ".json")
+_CHUNK = 1 << 22
 
 
 class LoadError(ValueError):
@@ -41,34 +42,67 @@ def _files(argument: str) -> list[Path]:
     raise LoadError(f"{argument}: not a regular file or directory")
 
 
+def _read_at_most(handle: BinaryIO, limit: int, size_hint: int) -> bytes:
+    """Up to limit + 1 bytes (one more than allowed tells there is too much), never setting
+    memory aside for more than the input holds (``read(n)`` allocates n bytes first)."""
+    parts: list[bytes] = []
+    total = 0
+    want = min(size_hint, limit) + 1 if size_hint > 0 else min(_CHUNK, limit + 1)
+    while total <= limit:
+        part = handle.read(want)
+        if not part:
+            break
+        parts.append(part)
+        total += len(part)
+        want = min(_CHUNK, limit + 1 - total)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
+
+
 def _read(argument: str, budget: int) -> Iterator[tuple[str, bytes]]:
     """(name, bytes) per input file, refusing input beyond budget bytes in all."""
     if argument == STDIN:
-        data = sys.stdin.buffer.read(budget + 1)
+        data = _read_at_most(sys.stdin.buffer, budget, 0)
         if len(data) > budget:
             raise LoadError(f"<stdin>: input larger than the limit of {budget} bytes")
         yield "<stdin>", data
         return
     used = 0
     for path in _files(argument):
+        too_much = LoadError(
+            f"{path}: input larger than the limit of {budget} bytes in all"
+            " (raise it with --max-bytes)"
+        )
         try:
             size = path.stat().st_size
             if used + size > budget:
-                raise LoadError(
-                    f"{path}: input larger than the limit of {budget} bytes in all"
-                    " (raise it with --max-bytes)"
-                )
+                raise too_much
             with open(path, "rb") as handle:
-                data = handle.read(budget - used + 1)
+                data = _read_at_most(handle, budget - used, size)
         except OSError as error:
             raise LoadError(f"{path}: cannot read: {error.strerror or error}") from None
         used += len(data)
+        if used > budget:
+            raise too_much
         yield str(path), data
+
+
+def _check_utf8(name: str, data: bytes) -> None:
+    """Kubernetes reads UTF-8 (or UTF-16 with a byte order mark, as libyaml does)."""
+    if data.isascii() or data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise LoadError(
+            f"{name}: line {line}: not UTF-8 text (byte 0x{data[error.start]:02x}: {error.reason})"
+        ) from None
 
 
 def load_documents(argument: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[Document]:
     """Every document of a file, a directory (recursively) or standard input ("-")."""
     for name, data in _read(argument, max_bytes):
+        _check_utf8(name, data)
         index = 0
         try:
             for index, (line, body) in enumerate(read_documents(data)):

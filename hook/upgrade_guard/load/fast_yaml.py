@@ -171,7 +171,7 @@ def _too_deep(source: bytes, emitted: bytes, flow: bool, max_depth: int) -> bool
 
 @contextmanager
 def _quiet_stderr() -> Iterator[None]:
-    """rapidyaml prints its parse errors on file descriptor 2; libyaml reports them instead."""
+    """rapidyaml prints its errors on file descriptor 2; libyaml reports them instead."""
     try:
         saved = os.dup(2)
     except OSError:
@@ -218,7 +218,8 @@ def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
         for node in range(tree.size()):
             if kind(node) & _SPECIAL_NODE:
                 raise _Fallback
-    emitted: str = ryml.emit_json(tree)
+    with _quiet_stderr():  # deeper than rapidyaml's emitter goes (64): libyaml's turn
+        emitted: str = ryml.emit_json(tree)
     encoded = emitted.encode()
     candidates = {found.decode() for found in set(_CANDIDATE.findall(encoded))}
     if candidates & _REWRITTEN:
