@@ -516,3 +516,29 @@ def test_failure_lists_every_reason_and_github_annotates(repo: GitRepo) -> None:
     assert len(errors) == 3  # two findings and the verdict
     markdown = repo.ug("verify-history", "crds", "--output", "markdown")
     assert "| error | UG704 |" in markdown.stdout
+
+
+# ------------------------------------------------------------------ the README's adoption
+
+
+def test_adoption_in_two_commands_then_ci(repo: GitRepo) -> None:
+    """README: `stamp DIR --schema-version 1`, `verify-history DIR`; then the CI step."""
+    repo.release(widget(), gadget(), schema_version=None, tag="before-adoption")
+    assert repo.ug("stamp", "crds", "--schema-version", "1", process=True).returncode == 0
+    done = repo.ug("verify-history", "crds", process=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "schema version none → 1" in done.stdout
+    repo.commit("adopt upgrade-guard counters")
+    main = repo.git("rev-parse", "HEAD")
+    # A pull request that changes a spec and forgets the bump: the CI step refuses it.
+    repo.write_crd(widget(**SIZE_AND_COLOR))
+    repo.stamp()
+    repo.commit("add color")
+    ci = {"UPGRADE_GUARD_REQUIRE_EXPLICIT_BASELINE": "true"}
+    check = repo.ug("stamp", "--check", "crds", env=ci, process=True)
+    assert check.returncode == 0
+    done = repo.ug(
+        "verify-history", "crds", "--baseline-ref", main, "--output", "github", env=ci, process=True
+    )
+    assert done.returncode == 1
+    assert done.stdout.startswith("::error title=UG704 schema-changed-without-bump::")
