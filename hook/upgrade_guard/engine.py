@@ -45,6 +45,16 @@ _SPEC_FIELDS_HANDLED = frozenset(
 
 
 @dataclass(frozen=True)
+class SchemaChange:
+    """A property rule's change placed at its path; ``node`` is where the rule looked."""
+
+    rule: Rule
+    node: schema.Path
+    path: schema.Path
+    change: Change
+
+
+@dataclass(frozen=True)
 class _Raw:
     """A change placed in its CRD and version, before the policy is applied."""
 
@@ -53,6 +63,7 @@ class _Raw:
     version: str | None
     path: schema.Path | None
     change: Change
+    node: schema.Path | None = None
 
 
 def compare_crds(
@@ -101,8 +112,8 @@ def _crd_changes(old: Crd, new: Crd, policy: Policy) -> Iterator[_Raw]:
             None,
             _version_catch_all(old_version, new_version),
         )
-        for rule, path, change in schema_changes(old.schema_of(version), new.schema_of(version)):
-            yield _Raw(rule, new.name, version, path, change)
+        for found in schema_changes(old.schema_of(version), new.schema_of(version)):
+            yield _Raw(found.rule, new.name, version, found.path, found.change, found.node)
     if new.conversion_strategy == "None":
         yield from _served_pair_changes(old, new)
 
@@ -114,20 +125,39 @@ def _versions_to_compare(old: Crd, new: Crd, policy: Policy) -> list[str]:
     return [version for version in new.versions if version in old.versions and version in wanted]
 
 
-def schema_changes(old: schema.Node, new: schema.Node) -> list[tuple[Rule, schema.Path, Change]]:
+def schema_changes(old: schema.Node, new: schema.Node) -> list[SchemaChange]:
     """What the property rules find between two schemas, with one finding per subtree."""
-    found: list[tuple[Rule, schema.Path, Change]] = []
+    found: list[SchemaChange] = []
     for path, old_node, new_node in schema.paired_locations(old, new):
+        softened = _ratchets_at(path, new_node)
         for rule in _PROPERTY_RULES:
             for change in rule.compare(old_node, new_node):  # type: ignore[misc]
-                found.append((rule, path + (change.path or ()), change))
+                if change.ratchetable and not softened:
+                    change = replace(change, ratchetable=False)
+                found.append(SchemaChange(rule, path, path + (change.path or ()), change))
         leftover = _keyword_catch_all(old_node, new_node)
         if leftover is not None:
-            found.append((unclassified_change.RULE, path, leftover))
-    covered = {path for rule, path, _ in found if rule.covers_subtree}
+            found.append(SchemaChange(unclassified_change.RULE, path, path, leftover))
+    covered = {item.path for item in found if item.rule.covers_subtree}
     if not covered:
         return found
-    return [item for item in found if not any(item[1][:n] in covered for n in range(len(item[1])))]
+    return [
+        item for item in found if not any(item.path[:n] in covered for n in range(len(item.path)))
+    ]
+
+
+def _ratchets_at(path: schema.Path, node: schema.Node) -> bool:
+    """Whether ratcheting can keep a stored value failing a constraint of this node.
+
+    The apiserver accepts a failing value only while the update leaves the value at the
+    constraint's node unchanged. The root changes on every write (metadata) and a top-level
+    object such as spec or status on every write to any field inside it, so constraints
+    there are never softened in practice.
+    """
+    if not path:
+        return False
+    container = node.get("type") in ("object", "array") or "properties" in node
+    return not (len(path) == 1 and container)
 
 
 def _unclassified(
@@ -178,10 +208,11 @@ def _served_pair_changes(old: Crd, new: Crd) -> Iterator[_Raw]:
         known: set[tuple[str, schema.Path]] = set()
         if first in old.versions and second in old.versions:
             known = {
-                (rule.code, path)
-                for rule, path, _ in schema_changes(old.schema_of(first), old.schema_of(second))
+                (item.rule.code, item.path)
+                for item in schema_changes(old.schema_of(first), old.schema_of(second))
             }
-        for rule, path, change in schema_changes(new.schema_of(first), new.schema_of(second)):
+        for item in schema_changes(new.schema_of(first), new.schema_of(second)):
+            rule, path, change = item.rule, item.path, item.change
             if (rule.code, path) in known:
                 continue
             message = (
@@ -194,19 +225,24 @@ def _served_pair_changes(old: Crd, new: Crd) -> Iterator[_Raw]:
                 f"{first}->{second}",
                 path,
                 replace(change, message=message),
+                item.node,
             )
 
 
 def _judge(item: _Raw, policy: Policy, kube_version: tuple[int, int] | None) -> Finding | None:
     severity = policy.severity_of(item.rule.code, item.rule.severity)
-    if severity is None:
+    since = item.change.since
+    if severity is None or (
+        since is not None and kube_version is not None and kube_version < since
+    ):
         return None
     notes: list[str] = []
     ratcheting = kube_version is not None and kube_version >= RATCHETING_SINCE
     if item.change.ratchetable and ratcheting and not policy.strict and severity is Severity.ERROR:
         severity = Severity.WARNING
         major, minor = kube_version or RATCHETING_SINCE
-        where = "the value" if item.path is None else schema.render_path(item.path)
+        node = item.node if item.node is not None else item.path
+        where = "the value" if node is None else schema.render_path(node)
         notes.append(
             f"ratcheted on Kubernetes {major}.{minor}: updates that leave {where} unchanged"
             " pass; new objects and changed values must satisfy it"

@@ -35,7 +35,12 @@ class Scope(enum.Enum):
 
 @dataclass(frozen=True)
 class Change:
-    """What a rule reports before the engine knows its CRD, version and final severity."""
+    """What a rule reports before the engine knows its CRD, version and final severity.
+
+    ``ratchetable``: the apiserver's validation ratcheting (Kubernetes 1.30+) accepts an update
+    that leaves a failing value unchanged. ``since``: the apiserver enforces this only from
+    that Kubernetes version on, so with an older ``--kube-version`` it is no finding.
+    """
 
     path: tuple[str, ...] | None
     message: str
@@ -43,6 +48,7 @@ class Change:
     new: Any = None
     keyword: str | None = None
     ratchetable: bool = False
+    since: tuple[int, int] | None = None
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from crd_builders import compare, field_crd, flagged
+from crd_builders import compare, crd, field_crd, flagged, obj, spec_schema, version
 from upgrade_guard import rules
 from upgrade_guard.findings import Severity
 from upgrade_guard.policy import PolicyError, parse_policy
@@ -22,6 +22,31 @@ TRANSITION = (
     field_crd({**STR, "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}),
 )
 CEL = (field_crd(STR), field_crd({**STR, "x-kubernetes-validations": [{"rule": "self != 'x'"}]}))
+SPEC_RULE = {"x-kubernetes-validations": [{"rule": "!has(self.field) || self.field != 'x'"}]}
+CEL_ON_SPEC = (
+    crd(version(schema=spec_schema(field=STR))),
+    crd(
+        version(
+            schema={
+                "type": "object",
+                "properties": {
+                    "spec": {**spec_schema(field=STR)["properties"]["spec"], **SPEC_RULE}
+                },
+            }
+        )
+    ),
+)
+REQUIRED_IN_SPEC = (
+    crd(version(schema=spec_schema(field=STR))),
+    crd(
+        version(
+            schema={
+                "type": "object",
+                "properties": {"spec": {**obj(field=STR), "required": ["field"]}},
+            }
+        )
+    ),
+)
 
 
 def severity(pair: tuple[Any, Any], **kwargs: Any) -> Severity:
@@ -45,7 +70,20 @@ def severity(pair: tuple[Any, Any], **kwargs: Any) -> Severity:
         pytest.param(
             TRANSITION, (1, 33), Severity.ERROR, id="CEL transition rule: never ratcheted"
         ),
-        pytest.param(REQUIRED, (1, 33), Severity.ERROR, id="required list: never ratcheted"),
+        pytest.param(REQUIRED, (1, 33), Severity.WARNING, id="required below spec: ratcheted"),
+        pytest.param(REQUIRED, (1, 29), Severity.ERROR, id="required below spec, 1.29: error"),
+        pytest.param(
+            REQUIRED_IN_SPEC,
+            (1, 33),
+            Severity.ERROR,
+            id="required on spec itself: every spec update changes spec, error",
+        ),
+        pytest.param(
+            CEL_ON_SPEC,
+            (1, 33),
+            Severity.ERROR,
+            id="CEL rule on spec itself: every spec update changes spec, error",
+        ),
     ],
 )
 def test_ratcheting_by_cluster_version(pair: Any, kube: Any, expected: Severity) -> None:

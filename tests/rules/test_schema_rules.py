@@ -183,9 +183,9 @@ MULTIPLE_FORMAT_PATTERN = [
 DEFAULTS = [
     case(STR, {**STR, "default": "x"}, {("UG212", F)}, "default added: flagged"),
     case(
-        {**STR, "default": "x"}, {**STR, "default": "y"}, {("UG212", F)}, "default changed: flagged"
+        {**STR, "default": "x"}, {**STR, "default": "y"}, {("UG219", F)}, "default changed: warned"
     ),
-    case({**STR, "default": "x"}, STR, {("UG212", F)}, "default removed: flagged"),
+    case({**STR, "default": "x"}, STR, {("UG219", F)}, "default removed: warned"),
     case(
         {**INT, "default": 1},
         {**INT, "default": 1.0},

@@ -4,8 +4,9 @@ What it flags: allOf, anyOf, oneOf or not added to a value location or changed i
 but documentation. One finding per keyword; what changed inside is not judged, because a
 tightening inside not or one branch of anyOf can loosen the whole.
 
-Why it matters: stored values may fail the new combination, and the apiserver never ratchets
-anything under allOf, anyOf, oneOf or not, so every update of such an object fails.
+Why it matters: stored values may fail the new combination: they can no longer be created as
+they are, and before Kubernetes 1.30 every update of such an object fails; from 1.30 the
+updates that change the value the keyword sits on.
 
 Allowed: the keyword removed, or only descriptions inside it changed.
 """
@@ -26,9 +27,9 @@ def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
             continue
         before = schema.without_documentation(old.get(keyword))
         if before is None:
-            yield Change((), f"{keyword} added", None, after, keyword=keyword)
+            yield Change((), f"{keyword} added", None, after, keyword=keyword, ratchetable=True)
         elif not schema.same_value(before, after):
-            yield Change((), f"{keyword} changed", before, after, keyword=keyword)
+            yield Change((), f"{keyword} changed", before, after, keyword=keyword, ratchetable=True)
 
 
 RULE = Rule(

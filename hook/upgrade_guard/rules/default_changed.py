@@ -1,14 +1,15 @@
-"""UG212 default-changed
+"""UG219 default-changed
 
-What it flags: a default added to an existing field, changed, or removed, compared as JSON
-values (1 and 1.0 are the same default; formatting and key order never count).
+What it flags: a default changed or removed, compared as JSON values (1 and 1.0 are the same
+default; formatting and key order never count).
 
-Why it matters: the apiserver applies the storage version's defaults when it reads an object
-from etcd, without writing it back. Untouched stored objects therefore read back with the new
-default (or without the old one) at once, and the controller acts on that.
+Why it matters: the apiserver writes a default into an object when it stores it, so objects
+written while the old default was in force keep its value. Objects last written before that
+default existed hold no value and read back with the new default (or, once it is removed,
+without one); new objects that omit the field get the new default. Which stored objects are
+hit depends on their history, so this is a warning.
 
-Allowed: a default on a field that is itself new (nothing stored has it), or the same value
-written differently.
+Allowed: the same default written differently.
 """
 
 from __future__ import annotations
@@ -19,29 +20,26 @@ from upgrade_guard import schema
 from upgrade_guard.findings import Change, Scope, Severity
 from upgrade_guard.rules.base import Rule
 
-_ABSENT = object()
-
 
 def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
-    before, after = old.get("default", _ABSENT), new.get("default", _ABSENT)
-    if before is _ABSENT and after is _ABSENT:
+    if "default" not in old:
         return
-    if before is _ABSENT:
-        yield Change((), f"default added: {schema.short(after)}", None, after)
-    elif after is _ABSENT:
+    before = old["default"]
+    if "default" not in new:
         yield Change((), f"default removed (was {schema.short(before)})", before, None)
-    elif not schema.same_value(before, after):
+    elif not schema.same_value(before, new["default"]):
+        after = new["default"]
         yield Change(
             (), f"default changed: {schema.short(before)} -> {schema.short(after)}", before, after
         )
 
 
 RULE = Rule(
-    code="UG212",
+    code="UG219",
     name="default-changed",
-    severity=Severity.ERROR,
+    severity=Severity.WARNING,
     scope=Scope.PROPERTY,
-    summary="A default was added, changed or removed.",
+    summary="A default was changed or removed.",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"default"}),

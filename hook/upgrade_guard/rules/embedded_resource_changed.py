@@ -1,18 +1,21 @@
 """UG217 embedded-resource-changed
 
-What it flags: x-kubernetes-embedded-resource turned on or off.
+What it flags: x-kubernetes-embedded-resource turned on, or turned off where the node does not
+keep unknown fields.
 
 Why it matters: turned on, the apiserver requires apiVersion and kind in the embedded object
-and prunes and validates its metadata, which stored values may not satisfy; turned off, the
-embedded metadata loses that treatment and may be pruned by the surrounding schema.
+(every update of a stored object without them fails) and prunes and validates its metadata;
+turned off without x-kubernetes-preserve-unknown-fields, the embedded metadata (name, labels)
+is pruned by the surrounding schema.
 
-Allowed: the same setting on both sides.
+Allowed: turned off on a node that keeps x-kubernetes-preserve-unknown-fields: true.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from upgrade_guard import schema
 from upgrade_guard.findings import Change, Scope, Severity
 from upgrade_guard.rules.base import Rule
 from upgrade_guard.schema import Node
@@ -21,7 +24,7 @@ from upgrade_guard.schema import Node
 def compare(old: Node, new: Node) -> Iterator[Change]:
     before = old.get("x-kubernetes-embedded-resource") is True
     after = new.get("x-kubernetes-embedded-resource") is True
-    if before != after:
+    if before != after and (after or not schema.preserves_unknown_fields(new)):
         yield Change(
             (), f"x-kubernetes-embedded-resource {'on' if after else 'off'}", before, after
         )

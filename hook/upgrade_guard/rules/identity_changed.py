@@ -1,13 +1,12 @@
 """UG102 identity-changed
 
-What it flags: a change of spec.group, spec.names.plural, spec.names.kind or
-spec.names.listKind.
+What it flags: a change of spec.group, spec.names.plural or spec.names.kind.
 
 Why it matters: the apiserver never allows group or plural to change (they make up the CRD's
-name) and refuses a kind or listKind change once the CRD is Established, so the upgrade fails
-at the CRD update; clients keyed on the old kind break as well.
+name) and refuses a kind change once the CRD is Established ("spec.names.kind: Invalid value:
+... field is immutable"), so the upgrade fails at the CRD update.
 
-Allowed: a change of spec.names.singular or spec.names.categories.
+Allowed: a change of spec.names.listKind, singular or categories, which the apiserver accepts.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ _FIELDS = (
     ("group", "spec.group"),
     ("plural", "spec.names.plural"),
     ("kind", "spec.names.kind"),
-    ("listKind", "spec.names.listKind"),
 )
 
 
@@ -44,7 +42,7 @@ RULE = Rule(
     name="identity-changed",
     severity=Severity.ERROR,
     scope=Scope.CRD,
-    summary="The CRD's group, plural, kind or listKind changed.",
+    summary="The CRD's group, plural or kind changed.",
     compare=compare,
     doc=__doc__ or "",
 )

@@ -3,8 +3,9 @@
 What it flags: x-kubernetes-int-or-string: true removed from a value location.
 
 Why it matters: stored values of whichever of the two types the new schema no longer accepts
-fail validation (a port stored as "http" under a new type: integer), and clients decoding the
-field as one type fail on objects stored with the other.
+fail validation (a port stored as "http" under a new type: integer; updates that leave it
+unchanged pass from Kubernetes 1.30), and a controller decoding the field as one type fails on
+objects stored with the other, which is why this stays an error whatever the cluster version.
 
 Allowed: x-kubernetes-int-or-string: true added.
 """

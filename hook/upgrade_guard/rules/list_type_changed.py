@@ -3,10 +3,10 @@
 What it flags: x-kubernetes-list-type changed (absent means atomic), or the
 x-kubernetes-list-map-keys of a map list changed.
 
-Why it matters: a set rejects stored lists with duplicates, a map list rejects items without
-their keys or with repeated keys, and server-side apply changes how it merges and who owns
-each item. The apiserver never ratchets a list type or map key change, so every update of an
-affected object fails.
+Why it matters: a set rejects lists with duplicates and a map list items with repeated keys,
+so stored lists like that can no longer be created as they are (the apiserver checks them on
+update only where the old object had no such duplicate, and ratchets unchanged values from
+1.30); and server-side apply changes how it merges the list and who owns each item.
 
 Allowed: list-type atomic written out where it was absent (the same thing).
 """
@@ -24,14 +24,20 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
     before = old.get("x-kubernetes-list-type") or "atomic"
     after = new.get("x-kubernetes-list-type") or "atomic"
     if before != after:
-        yield Change((), f"list type changed: {before} -> {after}", before, after)
+        yield Change((), f"list type changed: {before} -> {after}", before, after, ratchetable=True)
         return
     old_keys, new_keys = (
         old.get("x-kubernetes-list-map-keys"),
         new.get("x-kubernetes-list-map-keys"),
     )
     if after == "map" and old_keys != new_keys:
-        yield Change((), f"list map keys changed: {old_keys} -> {new_keys}", old_keys, new_keys)
+        yield Change(
+            (),
+            f"list map keys changed: {old_keys} -> {new_keys}",
+            old_keys,
+            new_keys,
+            ratchetable=True,
+        )
 
 
 RULE = Rule(

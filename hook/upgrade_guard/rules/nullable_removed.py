@@ -2,9 +2,9 @@
 
 What it flags: nullable: true removed from a value location.
 
-Why it matters: stored null values there are no longer accepted as null: the apiserver drops
-a null it may not keep (applying the default, if any) or refuses the write, so readers that
-relied on an explicit null see something else.
+Why it matters: the apiserver drops a null it may not keep, on read and on write, and applies
+the default if there is one, so stored nulls silently vanish (or turn into the default) and
+readers that relied on an explicit null see something else.
 
 Allowed: nullable: true added.
 """
@@ -20,7 +20,7 @@ from upgrade_guard.schema import Node
 
 def compare(old: Node, new: Node) -> Iterator[Change]:
     if old.get("nullable") is True and new.get("nullable") is not True:
-        yield Change((), "nullable removed: stored null values are no longer valid", True, False)
+        yield Change((), "nullable removed: stored nulls are dropped on read", True, False)
 
 
 RULE = Rule(

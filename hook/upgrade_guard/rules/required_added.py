@@ -3,9 +3,11 @@
 What it flags: a field that becomes required, or a new field that is required, with no
 default, inside an object that exists on both sides.
 
-Why it matters: stored objects without the field fail validation on every write, including
-the operator's status updates (grafana/grafana-operator#1621). The apiserver never ratchets a
-change of the required list, so no Kubernetes version softens this.
+Why it matters: stored objects without the field can no longer be created as they are, and
+their updates fail: before Kubernetes 1.30 every update, from 1.30 (ratcheting) the updates
+that change the object holding the required list. On spec or status themselves that is every
+update of them: a field newly required in status blocks the operator's status writes
+(grafana/grafana-operator#1621).
 
 Allowed: the same field required with a default (required-added-with-default, info), or a
 required field inside an object that is itself new.
@@ -23,7 +25,9 @@ from upgrade_guard.rules.base import Rule
 def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
     for name, has_default in schema.newly_required(old, new):
         if not has_default:
-            yield Change((schema.segment(name),), "newly required without a default")
+            yield Change(
+                (schema.segment(name),), "newly required without a default", ratchetable=True
+            )
 
 
 RULE = Rule(

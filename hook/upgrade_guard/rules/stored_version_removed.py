@@ -3,9 +3,11 @@
 What it flags: a version objects may be stored at (status.storedVersions of the live CRD, and
 always its storage version) that the new spec.versions no longer lists.
 
-Why it matters: the apiserver refuses the CRD update ("status.storedVersions[0]: Invalid
-value: ... must appear in spec.versions"), and objects still stored at that version could not
-be decoded. A storage migration must rewrite them and trim status.storedVersions first.
+Why it matters: the apiserver refuses the CRD update (from 1.33: "status.storedVersions[0]:
+Invalid value: "v1alpha1": missing from spec.versions; v1alpha1 was previously a storage
+version, and must remain in spec.versions until a storage migration ..."; before: "... must
+appear in spec.versions"), and objects still stored at that version could not be decoded. A
+storage migration must rewrite them and trim status.storedVersions first.
 
 Allowed: the version kept in spec.versions with served: false.
 """

@@ -3,8 +3,10 @@
 What it flags: a value location whose type is declared or changed, other than integer to
 number (every integer is a number) and a type dropped (any type accepted).
 
-Why it matters: stored values of the old type no longer validate, so a CREATE with them fails,
-and clients decoding the field as the new type fail on every object stored with the old one.
+Why it matters: stored values of the old type no longer validate, so a CREATE with them fails
+(updates that leave the value unchanged pass from Kubernetes 1.30), and a controller or client
+decoding the field as the new type fails on every object stored with the old one. That second
+harm is why this stays an error whatever the cluster version.
 
 Allowed: integer widened to number; the type removed where the schema allows it.
 """

@@ -1,0 +1,35 @@
+"""UG212 default-added
+
+What it flags: a default added to a field that exists on both sides.
+
+Why it matters: the apiserver applies defaults when it reads an object from etcd, without
+writing it back. Stored objects that lack the field therefore read back with the new default
+at once, untouched, and the controller acts on that.
+
+Allowed: a default on a field that is itself new (nothing stored has it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from upgrade_guard import schema
+from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard.rules.base import Rule
+
+
+def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
+    if "default" in new and "default" not in old:
+        yield Change((), f"default added: {schema.short(new['default'])}", None, new["default"])
+
+
+RULE = Rule(
+    code="UG212",
+    name="default-added",
+    severity=Severity.ERROR,
+    scope=Scope.PROPERTY,
+    summary="A default was added to an existing field.",
+    compare=compare,
+    doc=__doc__ or "",
+    handles=frozenset({"default"}),
+)
