@@ -227,6 +227,13 @@ UNCHANGED: dict[str, Callable[[Body], Any]] = {
     "defaults spelled out": _spell_out_defaults,
     "defaults left out": _leave_out_defaults,
     "integral float": _floats,
+    "nulls": lambda b: (
+        field(b, "size").update(format=None, default=None, items=None),
+        field(b, "labels")["additionalProperties"].update(pattern=None),
+        v1(b).update(deprecationWarning=None, additionalPrinterColumns=None),
+        b["spec"].update(conversion=None, preserveUnknownFields=None),
+        b["spec"]["versions"][1].update(storage=None),
+    ),
     "metadata and status": lambda b: (
         b["metadata"].update(annotations={"a": "b"}, labels={"x": "y"}),
         b.update(status={"storedVersions": ["v1"]}),
@@ -307,6 +314,13 @@ def test_canonical_json(value: Any, text: str) -> None:
 def test_numbers_kubernetes_cannot_store_are_refused(bad: float) -> None:
     with pytest.raises(digest.DigestError):
         digest.canonical_json({"minimum": bad})
+
+
+def test_nulls_inside_default_and_enum_are_data() -> None:
+    with_null, without = copy.deepcopy(base()), copy.deepcopy(base())
+    field(with_null, "labels")["default"] = {"a": None}
+    field(without, "labels")["default"] = {}
+    assert set_digests([with_null]) != set_digests([without])
 
 
 def test_webhook_service_port_defaults_to_443() -> None:

@@ -2,7 +2,7 @@
 
 The digest covers ``spec`` only (never ``metadata``, so the annotations that carry it do not
 feed it, and never ``status``). It is meant to be reproduced by other tools; this docstring is
-the definition, and ``tests/counters/test_digest.py`` pins it with literal digests.
+the definition, and ``tests/counters/test_counters_digest.py`` pins it with literal values.
 
 1. Input. The CRD document as Kubernetes reads it (YAML 1.1 scalars as sigs.k8s.io/yaml
    resolves them: ``on`` is true, ``010`` is 8; JSON files as JSON). Take its ``spec``
@@ -11,8 +11,10 @@ the definition, and ``tests/counters/test_digest.py`` pins it with literal diges
 2. Kubernetes' own defaulting of an ``apiextensions.k8s.io/v1`` spec (``SetDefaults_*`` in
    ``apiextensions-apiserver/pkg/apis/apiextensions/v1/defaults.go``) and the effect of its
    Go types on a round trip (fields without ``omitempty`` always present, ``omitempty``
-   zero values never present). Absent and ``null`` are the same; "empty" means absent,
-   null, ``""``, ``false``, ``0``, ``[]`` or ``{}`` as the field's type allows.
+   zero values never present). First, every mapping entry whose value is ``null`` is
+   removed (Go reads null as "not set"), everywhere except inside the values of ``default``
+   and ``enum``, which are data and kept as written. "Empty" below means absent, ``""``,
+   ``false``, ``0``, ``[]`` or ``{}`` as the field's type allows.
 
    spec
      - ``conversion`` absent → ``{"strategy": "None"}``;
@@ -31,8 +33,9 @@ the definition, and ``tests/counters/test_digest.py`` pins it with literal diges
 
 3. Schema normalization, applied at every schema position: the root, each value of
    ``properties``, ``items``, ``additionalProperties`` when it is a mapping, ``not``, and
-   each member of ``allOf``, ``anyOf``, ``oneOf``. Values of ``default``, ``enum``,
-   ``example`` and of any other keyword are data and are not walked. At each position:
+   each member of ``allOf``, ``anyOf``, ``oneOf``. The values of ``default`` and ``enum``
+   are data, kept as written; the values of other keywords only lose their nulls (step 2).
+   At each position:
      - ``description``, ``title``, ``example``, ``externalDocs`` → removed (documentation,
        ``upgrade_guard.schema.without_documentation``);
      - ``nullable``, ``uniqueItems``, ``exclusiveMinimum``, ``exclusiveMaximum``,
@@ -114,22 +117,35 @@ def _drop_empty(mapping: dict[str, Any], *keys: str) -> None:
             del mapping[key]
 
 
+def _without_nulls(value: Any) -> Any:
+    """value with every null-valued mapping entry removed, at every depth."""
+    if isinstance(value, Mapping):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(item) for item in value]
+    return value
+
+
 def normalized_schema(node: Any) -> Any:
     """Step 3 of the module docstring, on one schema and everything below it."""
     if not isinstance(node, Mapping):
         return node
     result: dict[str, Any] = {}
     for key, value in node.items():
-        if key in schema.DOCUMENTATION_KEYWORDS:
+        if key in schema.DOCUMENTATION_KEYWORDS or value is None:
             continue
         if key == "properties" and isinstance(value, Mapping):
-            result[key] = {name: normalized_schema(child) for name, child in value.items()}
+            result[key] = {
+                name: normalized_schema(child) for name, child in value.items() if child is not None
+            }
         elif key in ("items", "additionalProperties", "not"):
             result[key] = normalized_schema(value)
         elif key in ("allOf", "anyOf", "oneOf") and isinstance(value, list):
             result[key] = [normalized_schema(child) for child in value]
-        else:
+        elif key in ("default", "enum"):
             result[key] = value
+        else:
+            result[key] = _without_nulls(value)
     for key in _FALSE_DROPPED:
         if result.get(key) is False:
             del result[key]
@@ -140,14 +156,14 @@ def normalized_schema(node: Any) -> Any:
 def _normalized_version(version: Any) -> Any:
     if not isinstance(version, Mapping):
         return version
-    result = dict(version)
+    validation = version.get("schema")
+    result: dict[str, Any] = _without_nulls({k: v for k, v in version.items() if k != "schema"})
+    if validation is not None:
+        result["schema"] = validation
     result.setdefault("served", False)
     result.setdefault("storage", False)
-    for key in ("served", "storage"):
-        if result[key] is None:
-            result[key] = False
-    if result.get("deprecated") in (False, None):
-        result.pop("deprecated", None)
+    if result.get("deprecated") is False:
+        del result["deprecated"]
     _drop_empty(result, "additionalPrinterColumns", "selectableFields")
     columns = result.get("additionalPrinterColumns")
     if isinstance(columns, list):
@@ -157,11 +173,11 @@ def _normalized_version(version: Any) -> Any:
             else column
             for column in columns
         ]
-    validation = result.get("schema")
-    if isinstance(validation, Mapping) and "openAPIV3Schema" in validation:
+    if isinstance(validation, Mapping):
         result["schema"] = {
-            **validation,
-            "openAPIV3Schema": normalized_schema(validation["openAPIV3Schema"]),
+            k: normalized_schema(v) if k == "openAPIV3Schema" else _without_nulls(v)
+            for k, v in validation.items()
+            if v is not None
         }
     return result
 
@@ -186,7 +202,9 @@ def _normalized_conversion(conversion: Any) -> Any:
 def normalized_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
     """Steps 2 and 3 of the module docstring: the spec as the apiserver would store it,
     without documentation. The input is not modified."""
-    result = dict(spec)
+    result: dict[str, Any] = _without_nulls({k: v for k, v in spec.items() if k != "versions"})
+    if spec.get("versions") is not None:
+        result["versions"] = spec["versions"]
     result["conversion"] = _normalized_conversion(result.get("conversion"))
     names = result.get("names")
     if isinstance(names, Mapping):
@@ -199,8 +217,8 @@ def normalized_spec(spec: Mapping[str, Any]) -> dict[str, Any]:
                 names["listKind"] = kind + "List"
         _drop_empty(names, "shortNames", "categories")
         result["names"] = names
-    if result.get("preserveUnknownFields") in (False, None):
-        result.pop("preserveUnknownFields", None)
+    if result.get("preserveUnknownFields") is False:
+        del result["preserveUnknownFields"]
     versions = result.get("versions")
     if isinstance(versions, list):
         result["versions"] = [_normalized_version(version) for version in versions]
