@@ -205,7 +205,9 @@ def stamp_command(
     version_key = chosen.annotation(SCHEMA_VERSION)
     digest_key = chosen.annotation(SCHEMA_DIGEST)
     wanted_version = (
-        _canonical_option("--schema-version", schema_version) if schema_version else None
+        _canonical_option("--schema-version", schema_version)
+        if schema_version is not None
+        else None
     )
     counters = _counter_options(counter or [], chosen)
     try:
@@ -296,6 +298,7 @@ def verify_history_command(
     require_explicit_baseline: Annotated[
         bool,
         typer.Option(
+            "--require-explicit-baseline",
             envvar=REQUIRE_EXPLICIT_BASELINE_ENV,
             help="Refuse to guess the baseline (for CI).",
         ),
