@@ -64,6 +64,15 @@ _CANDIDATE = re.compile(rb'"([-+0-9.yYnNtTfFoO~<][0-9a-zA-Z_.+<-]*)"')
 _MARGIN_AS_SPACES = bytes.maketrans(b"?-", b"  ")
 # rapidyaml's JSON writes infinities and NaNs (inf, -Infinity, .NaN...) as these strings.
 _REWRITTEN = frozenset({".inf", "-.inf", "+.inf", ".nan"})
+_LONG = 1000
+_LONG_LINE = re.compile(rb"\n[^\n]{%d}" % _LONG)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+# A quote and ":" (a quoted key's end, maybe); a ":" where a node starts (an empty key).
+# Several patterns, each led by a literal, search much faster than one.
+_QUOTED_KEY_END = (re.compile(rb'" *:'), re.compile(rb"' *:"))
+_EMPTY_KEY = tuple(
+    re.compile(rb"%s *:(?=[ \n]|\Z)" % start) for start in (rb"\A", rb"\n", rb"-", rb":", rb"\?")
+)
 _QUOTED = re.compile(rb'"[^"]*"')
 _NOT_QUOTES_OR_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
 # What may come before a node (after spaces): a line break or ": ? -", and in flow context
@@ -99,10 +108,8 @@ def _parse_constant(text: str) -> Any:
     raise _Fallback
 
 
-def _starts(source: bytes, indicators: bytes, before: frozenset[int], limit: int) -> int:
-    """How many of indicators follow a character in before (or the start), spaces apart;
-    counting stops at limit."""
-    found = 0
+def _node_starts(source: bytes, indicators: bytes, before: frozenset[int]) -> Iterator[int]:
+    """Where one of indicators follows a character in before (or the start), spaces apart."""
     for indicator in indicators:
         at = source.find(indicator)
         while at != -1:
@@ -110,16 +117,70 @@ def _starts(source: bytes, indicators: bytes, before: frozenset[int], limit: int
             while back >= 0 and source[back] == 0x20:
                 back -= 1
             if back < 0 or source[back] in before:
-                found += 1
-                if found >= limit:
-                    return found
+                yield at
             at = source.find(indicator, at + 1)
+
+
+def _starts(source: bytes, indicators: bytes, before: frozenset[int], limit: int) -> int:
+    """How many _node_starts there are, counting up to limit."""
+    found = 0
+    for _ in _node_starts(source, indicators, before):
+        found += 1
+        if found >= limit:
+            break
     return found
 
 
 def _may_start(source: bytes, indicators: bytes, before: frozenset[int]) -> bool:
-    """Whether one of indicators follows a character in before (or the start), spaces apart."""
-    return _starts(source, indicators, before, 1) > 0
+    return next(_node_starts(source, indicators, before), None) is not None
+
+
+def _flow_lines(source: bytes) -> Iterator[bytes]:
+    """From each place a flow collection may start to the end of its line."""
+    for at in _node_starts(source, b"[{", _ANY_BEFORE):
+        end = source.find(b"\n", at)
+        yield source[at : end if end != -1 else len(source)]
+
+
+def _multiline_flow_possible(source: bytes) -> bool:
+    """Whether a flow collection might go on past its line (over-approximated): libyaml
+    refuses implicit keys over two lines there, rapidyaml does not."""
+    for rest in _flow_lines(source):
+        if b'"' in rest or b"'" in rest or b"#" in rest:
+            return True
+        depth = 0
+        for bracket in rest.translate(None, _NOT_BRACKETS):
+            depth += 1 if bracket in b"[{" else -1
+            if depth == 0:
+                break
+        else:
+            return True
+    return False
+
+
+def _odd_start(source: bytes, flow: bool) -> bool:
+    """Whether a node might start with a reserved indicator (@ `), a directive's % or an
+    empty key's ":", all of which libyaml refuses. In flow context "[ { ," come before a
+    node too; flow collections that go past their line are refused on their own."""
+    if _may_start(source, b"@`%", _BLOCK_BEFORE):
+        return True
+    if any(pattern.search(source) for pattern in _EMPTY_KEY):
+        return True
+    return flow and any(_may_start(line, b"@`%:", _ANY_BEFORE) for line in _flow_lines(source))
+
+
+def _long_key_possible(source: bytes) -> bool:
+    """Whether a ":" stands 1000 or more characters into a line (libyaml refuses an
+    implicit key whose ":" is more than 1024 characters after its start)."""
+    end = source.find(b"\n")
+    if (end if end != -1 else len(source)) > _LONG and source.find(b":", _LONG, end) != -1:
+        return True
+    for match in _LONG_LINE.finditer(source):
+        start = match.start() + 1
+        end = source.find(b"\n", start)
+        if source.find(b":", start + _LONG, end if end != -1 else len(source)) != -1:
+            return True
+    return False
 
 
 def _plain_may_stand(source: bytes, text: str, before: frozenset[int]) -> bool:
@@ -186,8 +247,9 @@ def _quiet_stderr() -> Iterator[None]:
         os.close(saved)
 
 
-def _plain_in_tree(tree: Any, texts: set[str]) -> bool:
-    """Whether a scalar of the tree that is neither quoted nor a block scalar is in texts."""
+def _plain_in_tree(tree: Any, texts: set[str], odd: bool) -> bool:
+    """Whether a scalar of the tree that is neither quoted nor a block scalar is in texts,
+    or (if odd) starts with a character libyaml refuses there or is an empty key."""
     kind, key, val = tree.type, tree.key, tree.val
     lengths = {len(text.encode()) for text in texts}
     for node in range(tree.size()):
@@ -198,8 +260,59 @@ def _plain_in_tree(tree: Any, texts: set[str]) -> bool:
         ):
             if flags & has and not flags & styled:
                 view = get(node)
-                if len(view) in lengths and bytes(view).decode() in texts:
+                size = 0 if view is None else len(view)
+                if size in lengths and bytes(view or b"").decode() in texts:
                     return True
+                if odd and (
+                    size == 0 if has == ryml.KEY else size > 0 and bytes(view[:1]) in b"@`%"
+                ):
+                    return True
+    return False
+
+
+def _quoted_ends_at(source: bytes, start: int, end: int) -> bool:
+    """Whether a quoted scalar that starts on source[start:end] (one line) ends at end."""
+    quote = source[end]
+    at = source.find(quote, start, end)
+    while at != -1:
+        back = at - 1
+        while back >= start and source[back] == 0x20:
+            back -= 1
+        if back < start or source[back] in _ANY_BEFORE:  # a quoted scalar may open here
+            close = at + 1
+            while True:
+                close = source.find(quote, close, end + 1)
+                if close == -1:
+                    return False
+                if quote == 0x27 and source[close + 1 : close + 2] == b"'":
+                    close += 2  # '' in single quotes
+                    continue
+                slashes = close - 1
+                while quote == 0x22 and source[slashes] == 0x5C:
+                    slashes -= 1
+                if (close - 1 - slashes) % 2:
+                    close += 1  # \" in double quotes
+                    continue
+                break
+            if close == end:
+                return True
+            at = close + 1
+        else:
+            at += 1
+        at = source.find(quote, at, end)
+    return False
+
+
+def _multiline_key_possible(source: bytes) -> bool:
+    """Whether a quoted implicit key might go over two lines (libyaml refuses it,
+    rapidyaml does not): every quote followed by ":" must close a quoted scalar opened on
+    its own line."""
+    for pattern in _QUOTED_KEY_END:
+        for match in pattern.finditer(source):
+            end = match.start()
+            start = source.rfind(b"\n", 0, end) + 1
+            if not _quoted_ends_at(source, start, end):
+                return True
     return False
 
 
@@ -213,10 +326,16 @@ def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
     # they might, the tree says.
     flow = _may_start(source, b"[{", _BLOCK_BEFORE)
     before = _ANY_BEFORE if flow else _BLOCK_BEFORE
-    if _may_start(piece, b"&*!", before):
+    # libyaml refuses keys longer than 1024 characters or over two lines.
+    if _long_key_possible(piece) or _multiline_key_possible(piece):
+        raise _Fallback
+    special = _SPECIAL_NODE if _may_start(piece, b"&*!", before) else 0
+    if flow and _multiline_flow_possible(piece):
+        special |= ryml.FLOW_ML
+    if special:
         kind = tree.type
         for node in range(tree.size()):
-            if kind(node) & _SPECIAL_NODE:
+            if kind(node) & special:
                 raise _Fallback
     with _quiet_stderr():  # deeper than rapidyaml's emitter goes (64): libyaml's turn
         emitted: str = ryml.emit_json(tree)
@@ -231,7 +350,9 @@ def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
                 raise _Fallback
             if _plain_may_stand(source, text, before):
                 risky.add(text)
-    if risky and _plain_in_tree(tree, risky):
+    # libyaml refuses plain scalars starting with @ ` % and empty keys.
+    odd = _odd_start(piece, flow)
+    if (risky or odd) and _plain_in_tree(tree, risky, odd):
         raise _Fallback
     del tree
     if _too_deep(piece, encoded, flow, max_depth):

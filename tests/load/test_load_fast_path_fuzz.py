@@ -1,0 +1,145 @@
+"""The fast (rapidyaml) path never reads a stream differently from the faithful (libyaml) one.
+
+Generated YAML mixes what tells YAML 1.1 from 1.2 (``on``, ``010``, ``~``, ``inf``, ``<<``),
+quoting styles and escapes, block scalars, flow and block collections, comments, anchors,
+tags and document markers, some of it invalid. Wherever the fast path gives an answer, the
+faithful path must give the same one (values, types and lines), and must not refuse the
+stream.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from helm_oracle import first_difference
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from upgrade_guard.load import yaml_reader
+from upgrade_guard.load.fast_yaml import read_fast
+
+WORDS = [
+    "a", "b c", "on", "On", "oN", "y", "n", "No", "yes", "off", "true", "True", "tRUE", "false",
+    "010", "0o7", "0x1F", "0b11", "08", "09.5", "1e3", "1E3", "1.", ".5", "-.5", "+.5", "1_000",
+    "_1", "+1", "-0", "0", "12", "-12", "1.5", "9223372036854775808", "18446744073709551616",
+    "1e400", "inf", "-inf", "nan", ".inf", "-.Inf", ".NaN", "Infinity", "~", "null", "Null",
+    "NULL", "", "=", "<<", "2001-12-14", "1:30", "x#y", "http://x:1", "-x", "?x", ".", "-",
+    "a: b", "@x", "%x", "`x", "!x", "&x", "*x", "[x", "{x", "x]", "x,y", "é", "日本", "'q'",
+    '"q"', "tab\there", "back\\slash",
+]  # fmt: skip
+ESCAPES = [
+    "\\x41",
+    "\\e",
+    "\\N",
+    "\\_",
+    "\\L",
+    "\\P",
+    "\\0",
+    "\\a",
+    "\\/",
+    "\\u00e9",
+    "\\U0001F600",
+]
+
+
+def _single(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _double(text: str) -> str:
+    return json.dumps(text, ensure_ascii=False)
+
+
+scalars = st.one_of(
+    st.sampled_from(WORDS),  # plain, whatever it means
+    st.sampled_from(WORDS).map(_single),
+    st.sampled_from(WORDS).map(_double),
+    st.lists(st.sampled_from(ESCAPES + ["x", " "]), min_size=1, max_size=4).map(
+        lambda parts: '"' + "".join(parts) + '"'
+    ),
+    st.sampled_from(["*anchor", "!!str 010", "!!int '7'", "&anchor on", "!custom x"]),
+)
+keys = st.one_of(
+    st.sampled_from(["k", "key", "y", "on", "1", "010", "1.0", "~", "<<", "? q", "'y'", '"1"', ""]),
+    st.sampled_from(["k" * 1030, '"' + "k:" * 520 + '"', "@k", "a\n b", '"a\n b"']),
+    st.text("abcxyz", min_size=1, max_size=3),
+)
+BLOCK_SCALARS = ["|\n{i}line on\n{i}010\n", ">-\n{i}folded\n\n{i}on\n", "|+\n{i}keep\n\n"]
+
+
+def _flow(node: Any, sep: str = ", ") -> str:
+    if isinstance(node, dict):
+        return "{" + sep.join(f"{k}: {_flow(v, sep)}" for k, v in node.items()) + "}"
+    if isinstance(node, list):
+        return "[" + sep.join(_flow(v, sep) for v in node) + "]"
+    return str(node)
+
+
+def _block(node: Any, indent: int, draw: Any) -> str:
+    """node rendered in block style at indent, as the text after 'key:' or '-'."""
+    pad = " " * indent
+    if isinstance(node, dict) and node and draw(st.integers(0, 3)):
+        lines = []
+        for key, value in node.items():
+            comment = draw(st.sampled_from(["", "", " # c"]))
+            lines.append(f"{pad}{key}:{_block(value, indent + 2, draw)}{comment}".rstrip(" "))
+        return "\n" + "\n".join(lines)
+    if isinstance(node, list) and node and draw(st.integers(0, 3)):
+        lines = [f"{pad}-{_block(value, indent + 2, draw)}" for value in node]
+        return "\n" + "\n".join(lines)
+    if isinstance(node, dict | list):
+        return " " + _flow(node, draw(st.sampled_from([", ", ",", f",\n{pad}", ", # c\n"])))
+    choice = draw(st.integers(0, 9))
+    if choice == 0:
+        return " " + draw(st.sampled_from(BLOCK_SCALARS)).format(i=pad).rstrip("\n")
+    if choice == 1 and node and not str(node).startswith(("'", '"', "*", "&", "!")):
+        return f" {node}\n{pad}continued"  # a plain scalar over two lines
+    return f" {node}"
+
+
+@st.composite
+def documents(draw: Any) -> bytes:
+    tree = st.recursive(
+        scalars,
+        lambda children: st.one_of(
+            st.lists(children, min_size=1, max_size=4),
+            st.dictionaries(keys, children, min_size=1, max_size=4),
+        ),
+        max_leaves=12,
+    )
+    streams = []
+    for index in range(draw(st.integers(1, 3))):
+        body = draw(st.dictionaries(keys, tree, min_size=1, max_size=4))
+        lines = [f"{key}:{_block(value, 2, draw)}" for key, value in body.items()]
+        marker = draw(st.sampled_from(["---\n", "--- # doc\n", ""] if index == 0 else ["---\n"]))
+        head = draw(st.sampled_from(["", "# comment\n", "\n"]))
+        if draw(st.integers(0, 6)) == 0:
+            lines.insert(0, "a: &anchor {x: 1}")
+        streams.append(head + marker + "\n".join(lines) + "\n")
+    return "".join(streams).encode()
+
+
+def _strict_equal(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_strict_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_strict_equal, a, b))
+    return bool(a == b)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+@given(documents())
+def test_fast_path_reads_as_faithful_path(data: bytes) -> None:
+    fast = read_fast(data, yaml_reader.MAX_DEPTH, yaml_reader.plain_differs)
+    if fast is None:
+        return
+    try:
+        faithful = list(yaml_reader.read_documents_faithful(data))
+    except yaml_reader.YamlError as error:
+        raise AssertionError(f"fast path read what libyaml refuses ({error}):\n{data!r}") from None
+    assert [line for line, _ in fast] == [line for line, _ in faithful], data
+    for (_, ours), (_, theirs) in zip(fast, faithful, strict=True):
+        assert _strict_equal(ours, theirs), f"{first_difference(ours, theirs)}\n{data.decode()}"
