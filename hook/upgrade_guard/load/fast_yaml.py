@@ -67,9 +67,9 @@ _REWRITTEN = frozenset({".inf", "-.inf", "+.inf", ".nan"})
 _LONG = 1000
 _LONG_LINE = re.compile(rb"\n[^\n]{%d}" % _LONG)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
-# A quote and ":" (a quoted key's end, maybe); a ":" where a node starts (an empty key).
-# Several patterns, each led by a literal, search much faster than one.
-_QUOTED_KEY_END = (re.compile(rb'" *:'), re.compile(rb"' *:"))
+# ":" ending a key in block context; ":" where a node starts (an empty key). Several
+# patterns, each led by a literal, search much faster than one.
+_KEY_COLON = re.compile(rb" *:(?=[ \n]|\Z)")
 _EMPTY_KEY = tuple(
     re.compile(rb"%s *:(?=[ \n]|\Z)" % start) for start in (rb"\A", rb"\n", rb"-", rb":", rb"\?")
 )
@@ -264,55 +264,46 @@ def _plain_in_tree(tree: Any, texts: set[str], odd: bool) -> bool:
                 if size in lengths and bytes(view or b"").decode() in texts:
                     return True
                 if odd and (
-                    size == 0 if has == ryml.KEY else size > 0 and bytes(view[:1]) in b"@`%"
+                    (size == 0 and has == ryml.KEY) or (size > 0 and bytes(view[:1]) in b"@`%")
                 ):
                     return True
     return False
 
 
-def _quoted_ends_at(source: bytes, start: int, end: int) -> bool:
-    """Whether a quoted scalar that starts on source[start:end] (one line) ends at end."""
-    quote = source[end]
-    at = source.find(quote, start, end)
-    while at != -1:
-        back = at - 1
-        while back >= start and source[back] == 0x20:
-            back -= 1
-        if back < start or source[back] in _ANY_BEFORE:  # a quoted scalar may open here
-            close = at + 1
-            while True:
-                close = source.find(quote, close, end + 1)
-                if close == -1:
-                    return False
-                if quote == 0x27 and source[close + 1 : close + 2] == b"'":
-                    close += 2  # '' in single quotes
-                    continue
-                slashes = close - 1
-                while quote == 0x22 and source[slashes] == 0x5C:
-                    slashes -= 1
-                if (close - 1 - slashes) % 2:
-                    close += 1  # \" in double quotes
-                    continue
-                break
-            if close == end:
-                return True
-            at = close + 1
-        else:
-            at += 1
-        at = source.find(quote, at, end)
-    return False
+def _closing_quote(source: bytes, opening: int) -> int:
+    """Where the quoted scalar opened at source[opening] closes, or -1."""
+    quote = source[opening]
+    at = opening + 1
+    while True:
+        at = source.find(quote, at)
+        if at == -1:
+            return -1
+        if quote == 0x27:  # single quotes: '' is a quote inside
+            if source[at + 1 : at + 2] == b"'":
+                at += 2
+                continue
+            return at
+        slashes = at - 1
+        while source[slashes] == 0x5C:
+            slashes -= 1
+        if (at - 1 - slashes) % 2 == 0:  # not escaped
+            return at
+        at += 1
 
 
 def _multiline_key_possible(source: bytes) -> bool:
     """Whether a quoted implicit key might go over two lines (libyaml refuses it,
-    rapidyaml does not): every quote followed by ":" must close a quoted scalar opened on
-    its own line."""
-    for pattern in _QUOTED_KEY_END:
-        for match in pattern.finditer(source):
-            end = match.start()
-            start = source.rfind(b"\n", 0, end) + 1
-            if not _quoted_ends_at(source, start, end):
-                return True
+    rapidyaml does not). A quoted scalar opens where a node may start; if it closes on a
+    later line and a ":" follows (block context), it may be such a key. In flow context
+    the collection would go past its line, which is refused on its own."""
+    for opening in _node_starts(source, b"\"'", _ANY_BEFORE):
+        closing = _closing_quote(source, opening)
+        if (
+            closing != -1
+            and source.find(b"\n", opening, closing) != -1
+            and _KEY_COLON.match(source, closing + 1)
+        ):
+            return True
     return False
 
 
