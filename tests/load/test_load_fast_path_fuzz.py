@@ -26,7 +26,8 @@ WORDS = [
     "1e400", "inf", "-inf", "nan", ".inf", "-.Inf", ".NaN", "Infinity", "~", "null", "Null",
     "NULL", "", "=", "<<", "2001-12-14", "1:30", "x#y", "http://x:1", "-x", "?x", ".", "-",
     "a: b", "@x", "%x", "`x", "!x", "&x", "*x", "[x", "{x", "x]", "x,y", "é", "日本", "'q'",
-    '"q"', "tab\there", "back\\slash",
+    '"q"', "tab\there", "back\\slash", "b:", "b :c", "a #c", '"x"#c', "'multi\n line'",
+    '"multi\n  line"', '"multi\nline"',
 ]  # fmt: skip
 ESCAPES = [
     "\\x41",
@@ -117,7 +118,33 @@ def documents(draw: Any) -> bytes:
         if draw(st.integers(0, 6)) == 0:
             lines.insert(0, "a: &anchor {x: 1}")
         streams.append(head + marker + "\n".join(lines) + "\n")
-    return "".join(streams).encode()
+    text = "".join(streams)
+    for _ in range(draw(st.sampled_from([0, 0, 1, 2]))):
+        text = _mutate(text, draw)
+    return text.encode()
+
+
+def _mutate(text: str, draw: Any) -> str:
+    """Shift a line's indentation, or put in, take out or swap a character."""
+    lines = text.split("\n")
+    index = draw(st.integers(0, len(lines) - 1))
+    line = lines[index]
+    operation = draw(st.sampled_from(["indent", "dedent", "insert", "delete", "swap"]))
+    if operation == "indent":
+        line = " " + line
+    elif operation == "dedent" and line.startswith(" "):
+        line = line[1:]
+    elif operation == "insert":
+        at = draw(st.integers(0, len(line)))
+        line = line[:at] + draw(st.sampled_from(list(":-?#'\" [{,}]|>&*!\\"))) + line[at:]
+    elif operation == "delete" and line:
+        at = draw(st.integers(0, len(line) - 1))
+        line = line[:at] + line[at + 1 :]
+    elif operation == "swap" and len(lines) > 1:
+        other = draw(st.integers(0, len(lines) - 1))
+        lines[other], line = line, lines[other]
+    lines[index] = line
+    return "\n".join(lines)
 
 
 def _strict_equal(a: Any, b: Any) -> bool:

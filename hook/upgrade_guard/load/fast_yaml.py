@@ -7,19 +7,29 @@ and the caller uses the faithful libyaml path. The reasoning:
 - Quoted and block scalars are strings in both. rapidyaml's JSON keeps them strings,
   except that it rewrites infinities and NaNs (even a plain ``inf``) as ``".inf"``,
   ``"-.inf"``, ``".nan"``: a file where those show takes the faithful path.
-- A plain scalar that Kubernetes reads as a string (``_differs`` is false for it) is that same
-  string in rapidyaml's JSON or a JSON number/literal for the same text: those are checked
-  below (a bare JSON number or literal must read the same in Go, see ``_parse_int``).
+- A plain scalar that Kubernetes reads as a string (``differs`` is false for it) is that
+  same string in rapidyaml's JSON. rapidyaml writes a plain scalar as a bare JSON number
+  or literal only where it is a decimal number (no hex, octal or ``_``: those stay strings)
+  or true/false/null; Go reads the same number (checked when reading the JSON: out of
+  int64/uint64 or float64 range, go-yaml v2 differs, so faithful path).
 - A plain scalar that Kubernetes reads as something else (``on``, ``010``, ``~``, ``1_000``,
   ``<<``...) has no space, quote or escape in it, so it shows in the JSON as ``"text"``. Every
   such string is looked for in the source at a place where a plain scalar could stand; if
-  one is found the file takes the faithful path (a quoted ``"on"`` is no reason to).
+  it might stand there, the tree says whether it is plain, and if so the file takes the
+  faithful path (a quoted ``"on"`` is no reason to).
+- rapidyaml takes some YAML libyaml (and so go-yaml v2, its port) refuses: plain scalars
+  starting with ``@`` `` ` `` ``%``, empty keys, implicit keys longer than 1024 characters
+  or over two lines (quoted in block context, any in a flow collection over two lines).
+  Where the text shows these might be there, the tree is asked; if so, faithful path.
 - Anchors, aliases, tags, directives, ``...``, tabs, CR, control or non-printable
   characters, BOMs, non-UTF-8 bytes, empty or non-mapping documents, content on a ``---``
-  line, and anything rapidyaml refuses: all take the faithful path, which also gives the
-  error message.
+  line, nesting deeper than max_depth (or than rapidyaml's emitter goes, 64), and
+  anything rapidyaml refuses: all take the faithful path, which also gives the error
+  message.
 
-Tests compare this path with the faithful one over the corpus and over generated YAML.
+Every check over-approximates from the text first (cheap byte searches) and looks at
+rapidyaml's tree only where the text cannot rule a case out. Tests compare this path with
+the faithful one over the corpus and over generated YAML.
 """
 
 from __future__ import annotations
