@@ -18,7 +18,7 @@ and the caller uses the faithful libyaml path. The reasoning:
   it might stand there, the tree says whether it is plain, and if so the file takes the
   faithful path (a quoted ``"on"`` is no reason to).
 - rapidyaml takes some YAML libyaml (and so go-yaml v2, its port) refuses: plain scalars
-  starting with ``@`` `` ` `` ``%``, empty keys, implicit keys longer than 1024 characters
+  starting with ``@`` `` ` `` ``%`` (or ``:`` in flow), empty keys, implicit keys longer than 1024 characters
   or over two lines (quoted in block context, any in a flow collection over two lines).
   Where the text shows these might be there, the tree is asked; if so, faithful path.
 - Anchors, aliases, tags, directives, ``...``, tabs, CR, control or non-printable
@@ -274,7 +274,7 @@ def _plain_in_tree(tree: Any, texts: set[str], odd: bool) -> bool:
                 if size in lengths and bytes(view or b"").decode() in texts:
                     return True
                 if odd and (
-                    (size == 0 and has == ryml.KEY) or (size > 0 and bytes(view[:1]) in b"@`%")
+                    (size == 0 and has == ryml.KEY) or (size > 0 and bytes(view[:1]) in b"@`%:")
                 ):
                     return True
     return False
