@@ -13,6 +13,7 @@ from typing import Annotated, Any, NoReturn, ParamSpec, TypeVar
 import typer
 
 from upgrade_guard import engine, rules
+from upgrade_guard.counters import history
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import ExitCode
 from upgrade_guard.load.crds import crds_from
@@ -112,27 +113,39 @@ def diff(
         raise UsageProblem("only one of OLD and NEW can be read from standard input")
     version = parse_kube_version(kube_version)
     chosen: Policy = read_policy(policy) if policy else DEFAULT_POLICY
-    outcome = engine.compare_crds(
-        load_crd_set(old, max_bytes), load_crd_set(new, max_bytes), chosen, version
-    )
+    before, after = load_crd_set(old, max_bytes), load_crd_set(new, max_bytes)
+    scoped = history.scoped_to_release(chosen, before, after)
+    outcome = engine.compare_crds(before, after, scoped, version)
     report(outcome, output)
     raise typer.Exit(int(outcome.exit_code))
 
 
 @app.command(name="rules")
 def list_rules() -> None:
-    """List every rule: code, default severity, name and summary."""
+    """List every rule (code, default severity, name, summary), then verify-history's checks."""
     for rule in rules.ALL_RULES:
         typer.echo(f"{rule.code}  {rule.severity!s:<7}  {rule.name:<32} {rule.summary}")
+    for check in history.CHECKS:
+        typer.echo(f"{check.code}  {'error':<7}  {check.name:<32} verify-history: {check.summary}.")
+
+
+def _history_check(code: str) -> history.Check | None:
+    wanted = code.strip().lower()
+    return next((c for c in history.CHECKS if wanted in (c.code.lower(), c.name)), None)
 
 
 @app.command()
 def explain(code: Annotated[str, typer.Argument(help="A rule code or name.")]) -> None:
     """Print a rule's documentation."""
     rule = rules.lookup(code)
-    if rule is None:
+    if rule is not None:
+        typer.echo(rule.doc.strip())
+        return
+    check = _history_check(code)
+    if check is None:
         _fail(ExitCode.BAD_INPUT, f"unknown rule {code!r} (see `upgrade-guard rules`)")
-    typer.echo(rule.doc.strip())
+    typer.echo(f"{check.code} {check.name}\n\nWhat it flags: {check.summary} (verify-history).")
+    typer.echo(f"\n{(history.__doc__ or '').strip()}")
 
 
 # ---------------------------------------------------------------------------------------

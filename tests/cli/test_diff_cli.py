@@ -181,3 +181,46 @@ def test_input_files_are_not_modified(tmp_path: Path) -> None:
 def test_explain_prints_the_rule_documentation() -> None:
     result = run("explain", "enum-restricted")
     assert result.returncode == 0 and result.stdout.startswith("UG207 enum-restricted")
+
+
+def stamped(body: dict[str, object], version: int) -> dict[str, object]:
+    metadata = body["metadata"]
+    assert isinstance(metadata, dict)
+    metadata["annotations"] = {"upgrade-guard.io/crd-schema-version": str(version)}
+    return body
+
+
+@pytest.mark.parametrize(
+    ("schema_version", "expected_exit", "codes"),
+    [
+        pytest.param(4, 0, ["UG207"], id="break for the release being applied: excused"),
+        pytest.param(5, 1, ["UG207"], id="break for a later release: not used, not stale"),
+        pytest.param(3, 1, ["UG207"], id="break for an earlier release: not used, not stale"),
+        pytest.param(None, 0, ["UG207"], id="break without schema-version: always applies"),
+    ],
+)
+def test_declared_breaks_are_scoped_by_the_stamped_schema_versions(
+    tmp_path: Path, schema_version: int | None, expected_exit: int, codes: list[str]
+) -> None:
+    old = write(
+        tmp_path / "old.yaml", stamped(field_crd({"type": "string", "enum": ["a", "b"]}), 3)
+    )
+    new = write(tmp_path / "new.yaml", stamped(field_crd({"type": "string", "enum": ["a"]}), 4))
+    declared = {
+        "crd": "widgets.example.com",
+        "rule": "UG207",
+        "path": "spec.field",
+        "reason": "b was never accepted by the controller",
+    }
+    if schema_version is not None:
+        declared["schema-version"] = schema_version
+    policy = write(tmp_path / "policy.yaml", {"declared-breaks": [declared]})
+    result = run("diff", old, new, "--policy", policy, "--output", "json")
+    assert result.returncode == expected_exit, result.stderr
+    assert [f["code"] for f in json.loads(result.stdout)["findings"]] == codes
+
+
+def test_rules_and_explain_cover_the_history_checks() -> None:
+    assert "UG704  error    schema-changed-without-bump" in run("rules").stdout
+    explained = run("explain", "UG704")
+    assert explained.returncode == 0 and explained.stdout.startswith("UG704 schema-changed")

@@ -340,6 +340,20 @@ def breaks_for(policy: Policy, before: int | None, after: int | None) -> tuple[D
     )
 
 
+def scoped_to_release(policy: Policy, old: Mapping[str, Crd], new: Mapping[str, Crd]) -> Policy:
+    """The policy as a comparison of two stamped CRD sets (diff, the cluster hook) uses it.
+
+    Breaks without a schema-version apply as written. Breaks with one apply only when the
+    release crosses it (``breaks_for`` with the highest version each side is stamped with);
+    the others belong to other releases and are neither used nor reported as unused.
+    """
+    key = policy.annotation(SCHEMA_VERSION)
+    before = _agreed(old, key, _SCHEMA_CHECKS, "old", None)
+    after = _agreed(new, key, _SCHEMA_CHECKS, "new", None)
+    unversioned = tuple(b for b in policy.declared_breaks if b.schema_version is None)
+    return replace(policy, declared_breaks=unversioned + breaks_for(policy, before, after))
+
+
 def verify_history(baseline: Side, candidate: Side, policy: Policy, source: str) -> History:
     """Judge candidate against baseline; see the module docstring for every rule."""
     findings: list[Finding] = []
