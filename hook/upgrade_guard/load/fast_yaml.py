@@ -18,8 +18,9 @@ and the caller uses the faithful libyaml path. The reasoning:
   it might stand there, the tree says whether it is plain, and if so the file takes the
   faithful path (a quoted ``"on"`` is no reason to).
 - rapidyaml takes some YAML libyaml (and so go-yaml v2, its port) refuses: plain scalars
-  starting with ``@`` `` ` `` ``%`` (or ``:`` in flow), empty keys, implicit keys longer than 1024 characters
-  or over two lines (quoted in block context, any in a flow collection over two lines).
+  starting with ``@`` `` ` `` ``%`` ``]`` ``}`` ``,`` (or ``:`` in flow), empty keys,
+  implicit keys longer than 1024 characters or over two lines (quoted in block context,
+  any in a flow collection over two lines).
   Where the text shows these might be there, the tree is asked; if so, faithful path.
 - Anchors, aliases, tags, directives, ``...``, tabs, CR, control or non-printable
   characters, BOMs, non-UTF-8 bytes, empty or non-mapping documents, content on a ``---``
@@ -169,10 +170,11 @@ def _multiline_flow_possible(source: bytes) -> bool:
 
 
 def _odd_start(source: bytes, flow: bool) -> bool:
-    """Whether a node might start with a reserved indicator (@ `), a directive's % or an
-    empty key's ":", all of which libyaml refuses. In flow context "[ { ," come before a
+    """Whether a node might start with a reserved indicator (@ `), a directive's %, a
+    flow indicator (] } , in block context, : in flow) or an empty key's ":", all of which
+    libyaml refuses. In flow context "[ { ," come before a
     node too; flow collections that go past their line are refused on their own."""
-    if _may_start(source, b"@`%", _BLOCK_BEFORE):
+    if _may_start(source, b"@`%]},", _BLOCK_BEFORE):
         return True
     if any(pattern.search(source) for pattern in _EMPTY_KEY):
         return True
@@ -274,7 +276,7 @@ def _plain_in_tree(tree: Any, texts: set[str], odd: bool) -> bool:
                 if size in lengths and bytes(view or b"").decode() in texts:
                     return True
                 if odd and (
-                    (size == 0 and has == ryml.KEY) or (size > 0 and bytes(view[:1]) in b"@`%:")
+                    (size == 0 and has == ryml.KEY) or (size > 0 and bytes(view[:1]) in b"@`%:]},")
                 ):
                     return True
     return False
