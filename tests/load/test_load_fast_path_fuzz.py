@@ -157,7 +157,7 @@ def _strict_equal(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
-@settings(max_examples=1500, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=800, deadline=None, suppress_health_check=list(HealthCheck))
 @given(documents())
 def test_fast_path_reads_as_faithful_path(data: bytes) -> None:
     fast = read_fast(data, yaml_reader.MAX_DEPTH, yaml_reader.plain_differs)
