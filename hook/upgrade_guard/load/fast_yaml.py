@@ -76,6 +76,7 @@ _MARGIN_AS_SPACES = bytes.maketrans(b"?-", b"  ")
 # rapidyaml's JSON writes infinities and NaNs (inf, -Infinity, .NaN...) as these strings.
 _REWRITTEN = frozenset({".inf", "-.inf", "+.inf", ".nan"})
 _LONG = 1000
+_MAX_SEARCHES = 64
 _LONG_LINE = re.compile(rb"\n[^\n]{%d}" % _LONG)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 # ":" ending a key in block context; ":" where a node starts (an empty key). Several
@@ -147,10 +148,16 @@ def _may_start(source: bytes, indicators: bytes, before: frozenset[int]) -> bool
 
 
 def _flow_lines(source: bytes) -> Iterator[bytes]:
-    """From each place a flow collection may start to the end of its line."""
-    for at in _node_starts(source, b"[{", _ANY_BEFORE):
-        end = source.find(b"\n", at)
-        yield source[at : end if end != -1 else len(source)]
+    """From the first place a flow collection may start on a line to the end of the line,
+    once per line."""
+    line_end = -1
+    for at in sorted(_node_starts(source, b"[{", _ANY_BEFORE)):
+        if at < line_end:
+            continue
+        line_end = source.find(b"\n", at)
+        if line_end == -1:
+            line_end = len(source)
+        yield source[at:line_end]
 
 
 def _multiline_flow_possible(source: bytes) -> bool:
@@ -162,9 +169,9 @@ def _multiline_flow_possible(source: bytes) -> bool:
         depth = 0
         for bracket in rest.translate(None, _NOT_BRACKETS):
             depth += 1 if bracket in b"[{" else -1
-            if depth == 0:
-                break
-        else:
+            if depth < 0:
+                return True
+        if depth:
             return True
     return False
 
@@ -211,7 +218,7 @@ def _plain_may_stand(source: bytes, text: str, before: frozenset[int]) -> bool:
     return False
 
 
-def _too_deep(source: bytes, emitted: bytes, flow: bool, max_depth: int) -> bool:
+def _too_deep(source: bytes, emitted: bytes | bytearray, flow: bool, max_depth: int) -> bool:
     """Whether the document nests containers deeper than max_depth.
 
     A cheap bound comes from the source first (node properties are ruled out on this
@@ -341,18 +348,27 @@ def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
             if kind(node) & special:
                 raise _Fallback
     with _quiet_stderr():  # deeper than rapidyaml's emitter goes (64): libyaml's turn
-        emitted: str = ryml.emit_json(tree)
-    encoded = emitted.encode()
+        # Into a buffer of ours: ryml.emit_json's own buffer is never freed (0.15.2).
+        encoded = bytearray(len(piece) + len(piece) // 4 + 4096)
+        failed, size = ryml.emit_json_to_substr(tree, tree.root_id(), encoded)
+        if failed:
+            encoded = bytearray(size)
+            failed, size = ryml.emit_json_to_substr(tree, tree.root_id(), encoded)
+            if failed:
+                raise _Fallback
+        del encoded[size:]
     candidates = {found.decode() for found in set(_CANDIDATE.findall(encoded))}
     if candidates & _REWRITTEN:
         raise _Fallback
     risky = set()
-    for text in candidates:
-        if differs(text):
-            if text.encode() not in source:  # not the source's text: leave it to libyaml
-                raise _Fallback
-            if _plain_may_stand(source, text, before):
-                risky.add(text)
+    differing = [text for text in candidates if differs(text)]
+    if len(differing) > _MAX_SEARCHES:  # each is a search of the source: keep it linear
+        raise _Fallback
+    for text in differing:
+        if text.encode() not in source:  # not the source's text: leave it to libyaml
+            raise _Fallback
+        if _plain_may_stand(source, text, before):
+            risky.add(text)
     # libyaml refuses plain scalars starting with @ ` % and empty keys.
     odd = _odd_start(piece, flow)
     if (risky or odd) and _plain_in_tree(tree, risky, odd):
@@ -361,7 +377,7 @@ def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
     if _too_deep(piece, encoded, flow, max_depth):
         raise _Fallback
     return json.loads(
-        emitted,
+        encoded,
         parse_int=_parse_int,
         parse_float=_parse_float,
         parse_constant=_parse_constant,
