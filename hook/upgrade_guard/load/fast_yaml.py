@@ -75,6 +75,9 @@ _CANDIDATE = re.compile(rb'"([-+0-9.yYnNtTfFoO~<][0-9a-zA-Z_.+<-]*)"')
 _MARGIN_AS_SPACES = bytes.maketrans(b"?-", b"  ")
 # rapidyaml's JSON writes infinities and NaNs (inf, -Infinity, .NaN...) as these strings.
 _REWRITTEN = frozenset({".inf", "-.inf", "+.inf", ".nan"})
+# A JSON string (or key) starting with what no plain scalar may start with, or an empty
+# key: an opening quote follows one of "[ { , :" and white space, a closing one never does.
+_ODD_STRING = re.compile(rb'[\[{,:][ \n]*"[@`%\]},:]|[{,][ \n]*"":')
 _LONG = 1000
 _MAX_SEARCHES = 64
 _LONG_LINE = re.compile(rb"\n[^\n]{%d}" % _LONG)
@@ -370,7 +373,7 @@ def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
         if _plain_may_stand(source, text, before):
             risky.add(text)
     # libyaml refuses plain scalars starting with @ ` % and empty keys.
-    odd = _odd_start(piece, flow)
+    odd = _odd_start(piece, flow) and _ODD_STRING.search(encoded) is not None
     if (risky or odd) and _plain_in_tree(tree, risky, odd):
         raise _Fallback
     del tree
