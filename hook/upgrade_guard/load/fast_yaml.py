@@ -18,7 +18,7 @@ and the caller uses the faithful libyaml path. The reasoning:
   it might stand there, the tree says whether it is plain, and if so the file takes the
   faithful path (a quoted ``"on"`` is no reason to).
 - rapidyaml takes some YAML libyaml (and so go-yaml v2, its port) refuses: plain scalars
-  starting with ``@`` `` ` `` ``%`` ``]`` ``}`` ``,`` (or ``:`` in flow), empty keys,
+  starting with ``@`` `` ` `` ``%`` ``]`` ``}`` ``,`` (or ``:`` ``?`` in flow), empty keys,
   implicit keys longer than 1024 characters or over two lines (quoted in block context,
   any in a flow collection over two lines).
   Where the text shows these might be there, the tree is asked; if so, faithful path.
@@ -77,7 +77,7 @@ _MARGIN_AS_SPACES = bytes.maketrans(b"?-", b"  ")
 _REWRITTEN = frozenset({".inf", "-.inf", "+.inf", ".nan"})
 # A JSON string (or key) starting with what no plain scalar may start with, or an empty
 # key: an opening quote follows one of "[ { , :" and white space, a closing one never does.
-_ODD_STRING = re.compile(rb'[\[{,:][ \n]*"[@`%\]},:]|[{,][ \n]*"":')
+_ODD_STRING = re.compile(rb'[\[{,:][ \n]*"[@`%\]},:?]|[{,][ \n]*"":')
 _LONG = 1000
 _MAX_SEARCHES = 64
 _LONG_LINE = re.compile(rb"\n[^\n]{%d}" % _LONG)
@@ -181,14 +181,14 @@ def _multiline_flow_possible(source: bytes) -> bool:
 
 def _odd_start(source: bytes, flow: bool) -> bool:
     """Whether a node might start with a reserved indicator (@ `), a directive's %, a
-    flow indicator (] } , in block context, : in flow) or an empty key's ":", all of which
+    flow indicator (] } , in block context, : ? in flow) or an empty key's ":", all of which
     libyaml refuses. In flow context "[ { ," come before a
     node too; flow collections that go past their line are refused on their own."""
     if _may_start(source, b"@`%]},", _BLOCK_BEFORE):
         return True
     if any(pattern.search(source) for pattern in _EMPTY_KEY):
         return True
-    return flow and any(_may_start(line, b"@`%:", _ANY_BEFORE) for line in _flow_lines(source))
+    return flow and any(_may_start(line, b"@`%:?", _ANY_BEFORE) for line in _flow_lines(source))
 
 
 def _long_key_possible(source: bytes) -> bool:
@@ -286,7 +286,7 @@ def _plain_in_tree(tree: Any, texts: set[str], odd: bool) -> bool:
                 if size in lengths and bytes(view or b"").decode() in texts:
                     return True
                 if odd and (
-                    (size == 0 and has == ryml.KEY) or (size > 0 and bytes(view[:1]) in b"@`%:]},")
+                    (size == 0 and has == ryml.KEY) or (size > 0 and bytes(view[:1]) in b"@`%:?]},")
                 ):
                     return True
     return False
