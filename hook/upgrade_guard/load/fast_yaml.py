@@ -338,11 +338,16 @@ def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
     # properties) start where any node may. The text tells where these cannot be; where
     # they might, the tree says.
     flow = _may_start(source, b"[{", _BLOCK_BEFORE)
-    before = _ANY_BEFORE if flow else _BLOCK_BEFORE
+    # In flow context "[ { ," come before a node too: only on the lines where a flow
+    # collection may start (one going past its line is refused on its own, below).
+    flow_lines = list(_flow_lines(piece)) if flow else []
     # libyaml refuses keys longer than 1024 characters or over two lines.
     if _long_key_possible(piece) or _multiline_key_possible(piece):
         raise _Fallback
-    special = _SPECIAL_NODE if _may_start(piece, b"&*!", before) else 0
+    properties = _may_start(piece, b"&*!", _BLOCK_BEFORE) or any(
+        _may_start(line, b"&*!", _ANY_BEFORE) for line in flow_lines
+    )
+    special = _SPECIAL_NODE if properties else 0
     if flow and _multiline_flow_possible(piece):
         special |= ryml.FLOW_ML
     if special:
@@ -370,7 +375,9 @@ def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
     for text in differing:
         if text.encode() not in source:  # not the source's text: leave it to libyaml
             raise _Fallback
-        if _plain_may_stand(source, text, before):
+        if _plain_may_stand(piece, text, _BLOCK_BEFORE) or any(
+            _plain_may_stand(line, text, _ANY_BEFORE) for line in flow_lines
+        ):
             risky.add(text)
     # libyaml refuses plain scalars starting with @ ` % and empty keys.
     odd = _odd_start(piece, flow) and _ODD_STRING.search(encoded) is not None
