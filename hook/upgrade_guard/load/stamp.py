@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 from yaml.cyaml import CParser  # type: ignore[attr-defined]
 
+from upgrade_guard.load import yaml_reader
 from upgrade_guard.load.yaml_reader import YamlError, read_documents
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*\Z")
@@ -273,12 +274,8 @@ def _documents(text: str) -> Iterator[_Document]:
         reader = _Reader(chunk, begin + offset, line)
         try:
             yield from reader.documents(whole=next(_markers(chunk, "..."), None) is not None)
-        except yaml.MarkedYAMLError as error:
-            mark = error.problem_mark or error.context_mark
-            where = f"line {line + mark.line + 1}: " if mark else ""
-            raise StampError(f"{where}{error.problem or error}") from None
         except yaml.YAMLError as error:
-            raise StampError(str(error).splitlines()[0]) from None
+            raise StampError(yaml_reader.describe(error, line)) from None
         finally:
             reader.close()
         line += chunk.count("\n")

@@ -323,6 +323,15 @@ class _Builder:
             result.update(source)
 
 
+def describe(error: yaml.YAMLError, first_line: int = 0) -> str:
+    """One line for a libyaml error: where (lines counted from first_line) and what."""
+    if isinstance(error, yaml.MarkedYAMLError):
+        mark = error.problem_mark or error.context_mark
+        where = f"line {first_line + mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        return f"{where}{error.problem or error}"
+    return str(error).splitlines()[0]
+
+
 def _faithful(data: bytes | str) -> Iterator[tuple[int, Any]]:
     loader = _Loader(data)
     try:
@@ -330,12 +339,8 @@ def _faithful(data: bytes | str) -> Iterator[tuple[int, Any]]:
             node = loader.get_node()
             if node is not None:
                 yield node.start_mark.line + 1, _Builder().build(node)
-    except yaml.MarkedYAMLError as error:
-        mark = error.problem_mark or error.context_mark
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise YamlError(f"{where}{error.problem or error}") from None
     except yaml.YAMLError as error:
-        raise YamlError(str(error).splitlines()[0]) from None
+        raise YamlError(describe(error)) from None
     finally:
         loader.dispose()
 
