@@ -62,9 +62,13 @@ def test_helm_install_and_upgrade_run_the_hook(
         f"resource Job/{namespace}/rel-check not ready. status: Failed"
     ) in failing.stderr, show(failing)
     # The hook's log, read by helm from pods/log (served by the fake kubelet) and printed
-    # on stderr as ONE slog line, newlines escaped: level=INFO msg="line1\nline2..."
-    log_line = failing.stderr.splitlines()[0]
-    assert log_line.startswith('level=INFO msg="'), show(failing)
+    # on stderr as ONE slog line, newlines escaped: level=INFO msg="line1\nline2...". client-go
+    # may log a watch warning before it, so look for the line rather than take the first.
+    log_lines = [
+        line for line in failing.stderr.splitlines() if line.startswith('level=INFO msg="')
+    ]
+    assert len(log_lines) == 1, show(failing)
+    log_line = log_lines[0]
     assert f"refusing upgrade in {namespace}\\n" in log_line, show(failing)
     assert "exiting with 3" in log_line, show(failing)
     settings = cluster.admin.get(f"/api/v1/namespaces/{namespace}/configmaps/rel-settings")
