@@ -178,12 +178,17 @@ def _schema_version(entry: Mapping[str, Any], where: str) -> int | None:
     return number
 
 
-def _declared_break(entry: Any, where: str) -> DeclaredBreak:
+def _check_keys(entry: Any, where: str, allowed: frozenset[str], shape: str) -> None:
+    """A policy entry must be a mapping of known keys; the error names where it is."""
     if not isinstance(entry, Mapping):
-        raise PolicyError(f"{where}: must be a mapping with crd, rule, reason")
-    unknown = sorted(set(entry) - _BREAK_KEYS)
+        raise PolicyError(f"{where}: {shape}")
+    unknown = sorted(set(entry) - allowed)
     if unknown:
         raise PolicyError(f"{where}: unknown key {unknown[0]!r}")
+
+
+def _declared_break(entry: Any, where: str) -> DeclaredBreak:
+    _check_keys(entry, where, _BREAK_KEYS, "must be a mapping with crd, rule, reason")
     return DeclaredBreak(
         crd=_text(entry, "crd", where, required=True) or "",
         code=_rule_code(entry.get("rule"), f"{where}.rule"),
@@ -195,11 +200,8 @@ def _declared_break(entry: Any, where: str) -> DeclaredBreak:
 
 
 def _restart(entry: Any, where: str) -> Restart:
-    if not isinstance(entry, Mapping):
-        raise PolicyError(f"{where}: must be a mapping with schema-version, digests, reason")
-    unknown = sorted(set(entry) - _RESTART_KEYS)
-    if unknown:
-        raise PolicyError(f"{where}: unknown key {unknown[0]!r}")
+    shape = "must be a mapping with schema-version, digests, reason"
+    _check_keys(entry, where, _RESTART_KEYS, shape)
     version = _schema_version(entry, where)
     if version is None:
         raise PolicyError(f"{where}: schema-version is required")
@@ -217,11 +219,7 @@ def _restart(entry: Any, where: str) -> Restart:
 
 
 def _counter(entry: Any, where: str, prefix: str) -> Counter:
-    if not isinstance(entry, Mapping):
-        raise PolicyError(f"{where}: must be a mapping with name and rule")
-    unknown = sorted(set(entry) - _COUNTER_KEYS)
-    if unknown:
-        raise PolicyError(f"{where}: unknown key {unknown[0]!r}")
+    _check_keys(entry, where, _COUNTER_KEYS, "must be a mapping with name and rule")
     name = _text(entry, "name", where, required=True) or ""
     if not _NAME.match(name) or name in (SCHEMA_VERSION, SCHEMA_DIGEST):
         raise PolicyError(f"{where}: {name!r} cannot name a counter")
@@ -273,11 +271,7 @@ def parse_policy(raw: Any, source: str) -> Policy:
     """Turn a loaded policy document into a Policy, or raise PolicyError naming source."""
     if raw is None:
         return DEFAULT_POLICY
-    if not isinstance(raw, Mapping):
-        raise PolicyError(f"{source}: a policy must be a mapping")
-    unknown = sorted(set(raw) - _TOP_KEYS)
-    if unknown:
-        raise PolicyError(f"{source}: unknown key {unknown[0]!r}")
+    _check_keys(raw, source, _TOP_KEYS, "a policy must be a mapping")
     profile = raw.get("profile", "default")
     if profile not in ("default", "strict"):
         raise PolicyError(f"{source}: profile must be default or strict, not {profile!r}")
