@@ -17,7 +17,8 @@ ALLOWED_THIRD_PARTY = {
     "cluster": {"kubernetes", "urllib3"},
     "load": {"yaml"},
     "report": {"rich"},
-    "cli": {"typer", "rich", "yaml"},
+    "cli": {"typer"},
+    "commands": {"typer"},
 }
 
 

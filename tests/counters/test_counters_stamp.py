@@ -162,3 +162,12 @@ def test_a_malformed_counter_option_is_refused(repo: GitRepo) -> None:
     for bad in ("state", "=1", "crd-schema-version=2", "a b=1"):
         done = repo.ug("stamp", "crds", "--schema-version", "1", "--counter", bad)
         assert done.returncode == 2, bad
+
+
+def test_stamp_reads_as_diff_reads(repo: GitRepo) -> None:
+    """One reader for every command: the same byte limit, and standard input refused."""
+    repo.write_crd(widget())
+    done = repo.ug("stamp", "crds", "--schema-version", "1", "--max-bytes", "10")
+    assert done.returncode == 2 and "larger than the limit" in done.stderr
+    done = repo.ug("stamp", "-", "--schema-version", "1")
+    assert done.returncode == 2 and "not -" in done.stderr

@@ -316,3 +316,11 @@ def is_digest(text: str) -> bool:
         and text.startswith(PREFIX)
         and all(c in "0123456789abcdef" for c in text[len(PREFIX) :])
     )
+
+
+def files_digest(contents: Mapping[str, bytes]) -> str:
+    """One digest of a set of files: each path with the SHA-256 of its bytes, in path order."""
+    listing = "".join(
+        f"{path}\0{hashlib.sha256(data).hexdigest()}\n" for path, data in sorted(contents.items())
+    )
+    return hashlib.sha256(listing.encode()).hexdigest()

@@ -58,7 +58,7 @@ def _read_at_most(handle: BinaryIO, limit: int, size_hint: int) -> bytes:
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
-def _read(argument: str, budget: int) -> Iterator[tuple[str, bytes]]:
+def read_inputs(argument: str, budget: int) -> Iterator[tuple[str, bytes]]:
     """(name, bytes) per input file, refusing input beyond budget bytes in all."""
     if argument == STDIN:
         data = _read_at_most(sys.stdin.buffer, budget, 0)
@@ -99,15 +99,19 @@ def _check_utf8(name: str, data: bytes) -> None:
         ) from None
 
 
+def documents_of(name: str, data: bytes) -> Iterator[Document]:
+    """Every document of one input's bytes; a problem is a LoadError naming the input."""
+    _check_utf8(name, data)
+    try:
+        for index, (line, body) in enumerate(read_documents(data)):
+            yield Document(Source(name, index), line, body)
+    except YamlError as error:
+        raise LoadError(f"{name}: {error}") from None
+    except UnicodeDecodeError as error:
+        raise LoadError(f"{name}: not UTF-8 text ({error.reason})") from None
+
+
 def load_documents(argument: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[Document]:
     """Every document of a file, a directory (recursively) or standard input ("-")."""
-    for name, data in _read(argument, max_bytes):
-        _check_utf8(name, data)
-        index = 0
-        try:
-            for index, (line, body) in enumerate(read_documents(data)):
-                yield Document(Source(name, index), line, body)
-        except YamlError as error:
-            raise LoadError(f"{name}: {error}") from None
-        except UnicodeDecodeError as error:
-            raise LoadError(f"{name}: not UTF-8 text ({error.reason})") from None
+    for name, data in read_inputs(argument, max_bytes):
+        yield from documents_of(name, data)

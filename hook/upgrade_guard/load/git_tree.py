@@ -15,10 +15,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from upgrade_guard.crd import Crd, Source
+from upgrade_guard.crd import Crd
 from upgrade_guard.load.crds import crds_from
-from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError
-from upgrade_guard.load.yaml_reader import YamlError, read_documents
+from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError, documents_of
 
 CRD_SUFFIXES = (".yaml", ".yml", ".json")
 _ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
@@ -239,16 +238,54 @@ def crds_in(tree: Tree, prefix: str, max_bytes: int = DEFAULT_MAX_BYTES) -> dict
     documents: list[Document] = []
     for path in paths:
         name = path if isinstance(tree, WorkTree) else f"{tree.label}:{path}"
-        try:
-            for index, (line, body) in enumerate(read_documents(contents[path])):
-                documents.append(Document(Source(name, index), line, body))
-        except YamlError as error:
-            raise LoadError(f"{name}: {error}") from None
-        except UnicodeDecodeError as error:
-            raise LoadError(f"{name}: not UTF-8 text ({error.reason})") from None
+        documents.extend(documents_of(name, contents[path]))
     return crds_from(documents)
 
 
 def contents_of(tree: Tree, patterns: Iterable[str]) -> Mapping[str, bytes]:
     """The files of tree matching the glob patterns, by repository-relative path."""
     return tree.read(matching(tree.paths(""), patterns))
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """What verify-history compares: the baseline tree, the candidate tree, and why these."""
+
+    baseline: Tree
+    candidate: Tree
+    reason: str
+
+
+def choose_baseline(
+    repository: Repository,
+    baseline_ref: str | None,
+    counter_patterns: Iterable[str] = (),
+) -> Baseline:
+    """The explicit ref against the working tree; else the working tree against HEAD when the
+    directory (or a counter's files) has uncommitted changes; else HEAD against HEAD^."""
+    shown = repository.prefix or "."
+    if baseline_ref:
+        commit = repository.commit(baseline_ref)
+        if commit is None:
+            raise LoadError(f"--baseline-ref {baseline_ref}: no such commit in {repository.root}")
+        return Baseline(
+            GitTree(repository, baseline_ref, commit),
+            WorkTree(repository),
+            f"explicit: the working tree against {baseline_ref}",
+        )
+    patterns = list(counter_patterns)
+    if repository.has_changes(repository.prefix, patterns):
+        counted = " (or a counter's files)" if patterns else ""
+        return Baseline(
+            GitTree(repository, "HEAD", repository.commit("HEAD")),
+            WorkTree(repository),
+            f"guessed: {shown}{counted} has uncommitted changes, so the working tree against HEAD",
+        )
+    head = repository.commit("HEAD")
+    if head is None:
+        raise LoadError(f"{shown}: the repository has no commits")
+    parent = repository.commit("HEAD^")
+    reason = f"guessed: {shown} is clean, so HEAD against HEAD^"
+    if parent is None:
+        reason += " (HEAD has no parent: empty baseline)"
+    return Baseline(GitTree(repository, "HEAD^", parent), GitTree(repository, "HEAD", head), reason)

@@ -1,0 +1,38 @@
+"""`upgrade-guard diff OLD NEW`: compare two CRD sets offline."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from upgrade_guard import engine
+from upgrade_guard.commands import options
+from upgrade_guard.counters import history
+from upgrade_guard.load.crds import crds_from
+from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, load_documents
+
+
+@options.guarded
+def diff(
+    old: Annotated[str, typer.Argument(help="Live or previous CRDs: file, directory or -.")],
+    new: Annotated[str, typer.Argument(help="CRDs about to be applied: file, directory or -.")],
+    policy: options.PolicyOption = None,
+    kube_version: Annotated[
+        str | None, typer.Option(help="Cluster version MAJOR.MINOR; enables ratcheting.")
+    ] = None,
+    output: options.OutputOption = options.Output.text,
+    max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
+) -> None:
+    """Compare two CRD sets; exit 0 safe, 1 refused, 2 bad input."""
+    if old == "-" and new == "-":
+        raise options.UsageProblem("only one of OLD and NEW can be read from standard input")
+    version = options.parse_kube_version(kube_version)
+    chosen = options.policy_from(policy)
+    before = crds_from(load_documents(old, max_bytes))
+    after = crds_from(load_documents(new, max_bytes))
+    outcome = engine.compare_crds(
+        before, after, history.scoped_to_release(chosen, before, after), version
+    )
+    options.write_report(outcome, output)
+    raise typer.Exit(int(outcome.exit_code))

@@ -1,0 +1,121 @@
+"""What every command shares: option types, policy and counter options, reporting, and the
+one place where known input problems become exit 2 and anything else exit 4."""
+
+from __future__ import annotations
+
+import enum
+import os
+import re
+import sys
+from collections.abc import Callable
+from functools import wraps
+from typing import Annotated, NoReturn, ParamSpec, TypeVar
+
+import typer
+
+from upgrade_guard.findings import ExitCode, Outcome
+from upgrade_guard.load.documents import LoadError
+from upgrade_guard.load.policy_file import read_policy
+from upgrade_guard.policy import (
+    DEFAULT_POLICY,
+    SCHEMA_DIGEST,
+    SCHEMA_VERSION,
+    Policy,
+    PolicyError,
+    canonical_number,
+)
+from upgrade_guard.report import REPORTERS, text
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+class Output(enum.StrEnum):
+    text = "text"
+    json = "json"
+    markdown = "markdown"
+    github = "github"
+
+
+class UsageProblem(ValueError):
+    """An option value the command cannot use."""
+
+
+PolicyOption = Annotated[str | None, typer.Option(help="Policy file (YAML).")]
+OutputOption = Annotated[Output, typer.Option(help="Report format.")]
+MaxBytesOption = Annotated[int, typer.Option(help="Refuse more input than this per side.")]
+CounterOption = Annotated[list[str] | None, typer.Option(help="A counter, NAME=VALUE; repeatable.")]
+
+
+def fail(code: ExitCode, message: str) -> NoReturn:
+    typer.echo(f"upgrade-guard: error: {message}", err=True)
+    raise typer.Exit(int(code))
+
+
+def guarded(command: Callable[P, R]) -> Callable[P, R]:
+    """Turn known input problems into one line and exit 2; anything else into exit 4."""
+
+    @wraps(command)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return command(*args, **kwargs)
+        except (LoadError, PolicyError, UsageProblem) as error:
+            fail(ExitCode.BAD_INPUT, str(error))
+        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+            raise
+        except Exception as error:  # fail closed, but say it is our fault
+            if os.environ.get("UPGRADE_GUARD_DEBUG"):
+                raise
+            fail(
+                ExitCode.INTERNAL_ERROR,
+                f"internal error: {type(error).__name__}: {error}"
+                " (set UPGRADE_GUARD_DEBUG=1 for the traceback)",
+            )
+
+    return run
+
+
+def policy_from(path: str | None) -> Policy:
+    return read_policy(path) if path else DEFAULT_POLICY
+
+
+def parse_kube_version(value: str | None) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    match = re.fullmatch(r"v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?", value.strip())
+    if match is None:
+        raise UsageProblem(f"--kube-version {value!r}: expected MAJOR.MINOR, such as 1.31")
+    return int(match.group(1)), int(match.group(2))
+
+
+def canonical_option(option: str, value: str) -> int:
+    number = canonical_number(value)
+    if number is None:
+        raise UsageProblem(
+            f"{option} {value!r}: expected a canonical positive decimal such as 1 or 12"
+            " (no sign, no leading zero, no fraction)"
+        )
+    return number
+
+
+def counter_options(values: list[str] | None, policy: Policy) -> dict[str, str]:
+    """--counter NAME=V options as annotation key -> canonical value."""
+    result: dict[str, str] = {}
+    for item in values or []:
+        name, equals, value = item.partition("=")
+        name = name.strip()
+        if not equals or not re.fullmatch(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?", name):
+            raise UsageProblem(f"--counter {item!r}: expected NAME=VALUE, such as state=3")
+        if name in (SCHEMA_VERSION, SCHEMA_DIGEST):
+            raise UsageProblem(f"--counter {item!r}: use --schema-version for {name}")
+        result[policy.annotation(name)] = str(canonical_option(f"--counter {name}", value))
+    return result
+
+
+def write_report(outcome: Outcome, output: Output) -> None:
+    if output is Output.text:
+        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+        width = min(typer.get_terminal_size()[0], 120) if color else 80
+        sys.stdout.write(text.render(outcome, color=color, width=width))
+    else:
+        sys.stdout.write(REPORTERS[output.value](outcome))

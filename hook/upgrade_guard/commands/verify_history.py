@@ -1,0 +1,79 @@
+"""`upgrade-guard verify-history DIR`: the CRDs' schema version and counters against git."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from upgrade_guard.commands import options
+from upgrade_guard.counters import digest
+from upgrade_guard.counters.history import Side, verify_history
+from upgrade_guard.load import git_tree
+from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
+from upgrade_guard.policy import Policy
+from upgrade_guard.report.history import RENDERERS
+
+REQUIRE_EXPLICIT_BASELINE_ENV = "UPGRADE_GUARD_REQUIRE_EXPLICIT_BASELINE"
+BASELINE_REF_ENV = "UPGRADE_GUARD_BASELINE_REF"
+
+
+def side_of(tree: git_tree.Tree, prefix: str, policy: Policy, max_bytes: int) -> Side:
+    """The CRDs under prefix in tree, and the digest of each counter's files."""
+    file_digests = {
+        counter.name: digest.files_digest(git_tree.contents_of(tree, counter.files))
+        for counter in policy.counters
+        if counter.files
+    }
+    return Side(tree.label, git_tree.crds_in(tree, prefix, max_bytes), file_digests)
+
+
+@options.guarded
+def verify_history_command(
+    directory: Annotated[str, typer.Argument(help="The CRD directory, inside a git work tree.")],
+    baseline_ref: Annotated[
+        str | None,
+        typer.Option(
+            envvar=BASELINE_REF_ENV,
+            help="Compare the working tree with this ref. Default: the working tree against"
+            " HEAD when DIR (or a counter's files) has uncommitted changes, else HEAD"
+            " against HEAD^.",
+        ),
+    ] = None,
+    require_explicit_baseline: Annotated[
+        bool,
+        typer.Option(
+            "--require-explicit-baseline",
+            envvar=REQUIRE_EXPLICIT_BASELINE_ENV,
+            help="Refuse to guess the baseline (for CI).",
+        ),
+    ] = False,
+    policy: options.PolicyOption = None,
+    output: options.OutputOption = options.Output.text,
+    max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
+) -> None:
+    """Check the CRDs' schema version and counters against git history; exit 0, 1 or 2."""
+    if require_explicit_baseline and not baseline_ref:
+        raise options.UsageProblem(
+            f"--require-explicit-baseline (or {REQUIRE_EXPLICIT_BASELINE_ENV}) is set:"
+            " give --baseline-ref REF"
+        )
+    chosen = options.policy_from(policy)
+    repository = git_tree.Repository.containing(directory)
+    trees = git_tree.choose_baseline(
+        repository, baseline_ref, [pattern for c in chosen.counters for pattern in c.files]
+    )
+    before = side_of(trees.baseline, repository.prefix, chosen, max_bytes)
+    after = side_of(trees.candidate, repository.prefix, chosen, max_bytes)
+    if not before.crds and not after.crds:
+        raise LoadError(
+            f"{repository.prefix or '.'}: no CustomResourceDefinitions in {after.label}"
+            f" or {before.label}"
+        )
+    try:
+        result = verify_history(before, after, chosen, trees.reason)
+    except digest.DigestError as error:
+        raise LoadError(str(error)) from None
+    sys.stdout.write(RENDERERS[output.value](result))
+    raise typer.Exit(int(result.outcome.exit_code))
