@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from importlib import metadata
+from typing import Annotated
+
 import typer
 
 from upgrade_guard.commands import diff, rules, stamp, verify_history
@@ -10,6 +13,10 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain click help: rich's boxed help cuts long option names at 80 columns and shows
+    # flags as <bool>.
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
     help="Refuse Kubernetes operator upgrades that would hurt objects already stored.",
 )
 app.command(name="diff")(diff.diff)
@@ -17,6 +24,24 @@ app.command(name="rules")(rules.list_rules)
 app.command(name="explain")(rules.explain)
 app.command(name="stamp")(stamp.stamp)
 app.command(name="verify-history")(verify_history.verify_history_command)
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        typer.echo(f"upgrade-guard {metadata.version('upgrade-guard')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Refuse Kubernetes operator upgrades that would hurt objects already stored."""
 
 
 def main() -> None:

@@ -10,19 +10,31 @@ from upgrade_guard import engine
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history
 from upgrade_guard.load.crds import crds_from
-from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, load_documents
+from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, load_documents
 
 
 @options.guarded
 def diff(
-    old: Annotated[str, typer.Argument(help="Live or previous CRDs: file, directory or -.")],
-    new: Annotated[str, typer.Argument(help="CRDs about to be applied: file, directory or -.")],
+    old: Annotated[
+        str, typer.Argument(metavar="OLD", help="Live or previous CRDs: file, directory or -.")
+    ],
+    new: Annotated[
+        str, typer.Argument(metavar="NEW", help="CRDs about to be applied: file, directory or -.")
+    ],
     policy: options.PolicyOption = None,
     kube_version: Annotated[
-        str | None, typer.Option(help="Cluster version MAJOR.MINOR; enables ratcheting.")
+        str | None,
+        typer.Option(metavar="X.Y", help="Cluster version MAJOR.MINOR; enables ratcheting."),
     ] = None,
     output: options.OutputOption = options.Output.text,
     max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
+    allow_no_crds: Annotated[
+        bool,
+        typer.Option(
+            "--allow-no-crds",
+            help="Accept a side without CRDs (a first release, a chart dropping its CRDs).",
+        ),
+    ] = False,
 ) -> None:
     """Compare two CRD sets; exit 0 safe, 1 refused, 2 bad input."""
     if old == "-" and new == "-":
@@ -31,6 +43,12 @@ def diff(
     chosen = options.policy_from(policy)
     before = crds_from(load_documents(old, max_bytes))
     after = crds_from(load_documents(new, max_bytes))
+    for argument, side, crds in ((old, "OLD", before), (new, "NEW", after)):
+        if not crds and not allow_no_crds:
+            raise LoadError(
+                f"{argument}: no CustomResourceDefinitions in {side} (a wrong path?);"
+                " give --allow-no-crds if that is meant"
+            )
     outcome = engine.compare_crds(
         before, after, history.scoped_to_release(chosen, before, after), version
     )

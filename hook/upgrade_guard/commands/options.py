@@ -41,10 +41,17 @@ class UsageProblem(ValueError):
     """An option value the command cannot use."""
 
 
-PolicyOption = Annotated[str | None, typer.Option(help="Policy file (YAML).")]
-OutputOption = Annotated[Output, typer.Option(help="Report format.")]
-MaxBytesOption = Annotated[int, typer.Option(help="Refuse more input than this per side.")]
-CounterOption = Annotated[list[str] | None, typer.Option(help="A counter, NAME=VALUE; repeatable.")]
+PolicyOption = Annotated[str | None, typer.Option(metavar="FILE", help="Policy file (YAML).")]
+OutputOption = Annotated[
+    Output, typer.Option(metavar="FORMAT", help="text, json, markdown or github.")
+]
+MaxBytesOption = Annotated[
+    int, typer.Option(metavar="N", help="Refuse more input than this per side.")
+]
+CounterOption = Annotated[
+    list[str] | None,
+    typer.Option(metavar="NAME=VALUE", help="A counter to stamp; repeatable."),
+]
 
 
 def fail(code: ExitCode, message: str) -> NoReturn:

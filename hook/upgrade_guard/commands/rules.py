@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import enum
+import json
 from typing import Annotated
 
 import typer
@@ -12,12 +14,50 @@ from upgrade_guard.counters import history
 from upgrade_guard.findings import ExitCode
 
 
-def list_rules() -> None:
-    """List every rule (code, default severity, name, summary), then verify-history's checks."""
-    for rule in engine_rules.ALL_RULES:
-        typer.echo(f"{rule.code}  {rule.severity!s:<7}  {rule.name:<32} {rule.summary}")
-    for check in history.CHECKS:
-        typer.echo(f"{check.code}  {'error':<7}  {check.name:<32} verify-history: {check.summary}.")
+class ListFormat(enum.StrEnum):
+    text = "text"
+    json = "json"
+
+
+def _rule_table() -> list[dict[str, str]]:
+    table = [
+        {
+            "code": rule.code,
+            "name": rule.name,
+            "severity": str(rule.severity),
+            "command": "diff",
+            "summary": rule.summary,
+        }
+        for rule in engine_rules.ALL_RULES
+    ]
+    table += [
+        {
+            "code": check.code,
+            "name": check.name,
+            "severity": "error",
+            "command": "verify-history",
+            "summary": check.summary,
+        }
+        for check in history.CHECKS
+    ]
+    return table
+
+
+def list_rules(
+    output: Annotated[ListFormat, typer.Option(metavar="FORMAT", help="text or json.")] = (
+        ListFormat.text
+    ),
+) -> None:
+    """List every rule and verify-history check: code, severity, name, summary."""
+    table = _rule_table()
+    if output is ListFormat.json:
+        typer.echo(json.dumps({"rules": table}, indent=2))
+        return
+    for row in table:
+        prefix = "verify-history: " if row["command"] == "verify-history" else ""
+        typer.echo(
+            f"{row['code']}  {row['severity']:<7}  {row['name']:<32} {prefix}{row['summary']}"
+        )
 
 
 def _history_check(code: str) -> history.Check | None:
@@ -25,7 +65,9 @@ def _history_check(code: str) -> history.Check | None:
     return next((c for c in history.CHECKS if wanted in (c.code.lower(), c.name)), None)
 
 
-def explain(code: Annotated[str, typer.Argument(help="A rule code or name.")]) -> None:
+def explain(
+    code: Annotated[str, typer.Argument(metavar="CODE", help="A rule code or name.")],
+) -> None:
     """Print a rule's documentation."""
     rule = engine_rules.lookup(code)
     if rule is not None:

@@ -52,21 +52,25 @@ def crd_files(argument: str, max_bytes: int) -> list[CrdFile]:
 
 @options.guarded
 def stamp(
-    directory: Annotated[str, typer.Argument(help="CRD file or directory (recursively).")],
+    directory: Annotated[
+        str, typer.Argument(metavar="DIR", help="CRD file or directory (recursively).")
+    ],
     schema_version: Annotated[
         str | None,
-        typer.Option(help="Schema version to stamp; default: the one already stamped."),
+        typer.Option(
+            metavar="N", help="Schema version to stamp; default: the one already stamped."
+        ),
     ] = None,
     counter: options.CounterOption = None,
     check: Annotated[
         bool, typer.Option("--check", help="Change nothing; exit 1 if any file would change.")
     ] = False,
     policy: Annotated[
-        str | None, typer.Option(help="Policy file (annotation prefix, counters).")
+        str | None, typer.Option(metavar="FILE", help="Policy file (annotation prefix, counters).")
     ] = None,
     max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
 ) -> None:
-    """Write the schema version, digest and counters into CRD files, byte-preserving."""
+    """Write schema version, digest and counters into CRD files."""
     chosen = options.policy_from(policy)
     version_key = chosen.annotation(SCHEMA_VERSION)
     digest_key = chosen.annotation(SCHEMA_DIGEST)

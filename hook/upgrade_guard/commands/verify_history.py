@@ -31,10 +31,13 @@ def side_of(tree: git_tree.Tree, prefix: str, policy: Policy, max_bytes: int) ->
 
 @options.guarded
 def verify_history_command(
-    directory: Annotated[str, typer.Argument(help="The CRD directory, inside a git work tree.")],
+    directory: Annotated[
+        str, typer.Argument(metavar="DIR", help="The CRD directory, inside a git work tree.")
+    ],
     baseline_ref: Annotated[
         str | None,
         typer.Option(
+            metavar="REF",
             envvar=BASELINE_REF_ENV,
             help="Compare the working tree with this ref. Default: the working tree against"
             " HEAD when DIR (or a counter's files) has uncommitted changes, else HEAD"
@@ -53,7 +56,7 @@ def verify_history_command(
     output: options.OutputOption = options.Output.text,
     max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
 ) -> None:
-    """Check the CRDs' schema version and counters against git history; exit 0, 1 or 2."""
+    """Check the CRDs' schema version and counters against git history."""
     if require_explicit_baseline and not baseline_ref:
         raise options.UsageProblem(
             f"--require-explicit-baseline (or {REQUIRE_EXPLICIT_BASELINE_ENV}) is set:"

@@ -1,0 +1,93 @@
+"""What a new user meets first: --version, -h, readable help, rules for tooling, and a diff
+pointed at the wrong folder."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+import yaml
+
+from crd_builders import field_crd
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "upgrade_guard", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={"COLUMNS": "80", "PATH": "/usr/bin:/bin"},
+    )
+
+
+def test_version_prints_the_installed_version() -> None:
+    result = run("--version")
+    assert result.returncode == 0
+    assert result.stdout == f"upgrade-guard {metadata.version('upgrade-guard')}\n"
+
+
+@pytest.mark.parametrize("command", ["diff", "rules", "explain", "stamp", "verify-history"])
+def test_help_is_short_flag_and_fits_80_columns_uncut(command: str) -> None:
+    short, long = run(command, "-h"), run(command, "--help")
+    assert short.returncode == 0 and short.stdout == long.stdout
+    lines = short.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), short.stdout
+    assert "…" not in short.stdout and "<bool>" not in short.stdout
+
+
+def test_help_names_every_flag_whole() -> None:
+    help_text = run("verify-history", "-h").stdout
+    assert "--require-explicit-baseline" in help_text
+    assert "UPGRADE_GUARD_REQUIRE_EXPLICIT_BASELINE" in help_text
+
+
+def test_rules_as_json_lists_engine_rules_and_history_checks() -> None:
+    result = run("rules", "--output", "json")
+    assert result.returncode == 0
+    rules = json.loads(result.stdout)["rules"]
+    by_code = {rule["code"]: rule for rule in rules}
+    assert by_code["UG207"] == {
+        "code": "UG207",
+        "name": "enum-restricted",
+        "severity": "error",
+        "command": "diff",
+        "summary": by_code["UG207"]["summary"],
+    }
+    assert by_code["UG704"]["command"] == "verify-history"
+    text_codes = [line.split()[0] for line in run("rules").stdout.splitlines()]
+    assert text_codes == [rule["code"] for rule in rules]
+
+
+def _write(path: Path, *documents: object) -> str:
+    path.write_text(yaml.safe_dump_all(documents, sort_keys=False))
+    return str(path)
+
+
+DEPLOYMENT = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x"}}
+
+
+@pytest.mark.parametrize("side", ["old", "new", "both"])
+def test_diff_refuses_a_side_without_crds_as_bad_input(tmp_path: Path, side: str) -> None:
+    crds = _write(tmp_path / "crds.yaml", field_crd({"type": "string"}))
+    other = _write(tmp_path / "deployment.yaml", DEPLOYMENT)
+    old = other if side in ("old", "both") else crds
+    new = other if side in ("new", "both") else crds
+    result = run("diff", old, new)
+    assert result.returncode == 2, result.stdout
+    assert result.stderr.count("\n") == 1
+    assert "deployment.yaml: no CustomResourceDefinitions" in result.stderr
+    assert "--allow-no-crds" in result.stderr
+
+
+def test_diff_accepts_a_first_release_when_asked(tmp_path: Path) -> None:
+    crds = _write(tmp_path / "crds.yaml", field_crd({"type": "string"}))
+    empty = _write(tmp_path / "deployment.yaml", DEPLOYMENT)
+    result = run("diff", empty, crds, "--allow-no-crds")
+    assert result.returncode == 0, result.stderr
+    assert "SAFE" in result.stdout
