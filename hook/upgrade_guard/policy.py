@@ -29,6 +29,14 @@ counters:                   # other counters, stamped on every CRD as <prefix><n
     rule: equal-when-unchanged   # rises when the files change, stays equal otherwise
     files: ["config/webhook/**", "api/admission/*.go"]  # globs from the repository root
     annotation: example.com/admission-contract          # optional: the full annotation key
+    paired-with-image: true   # optional: the hook also checks the controller image compiles it
+                              # (controller-state-version always is)
+
+# Stored state the hook reads (pre-rollback: is anything newer than this release reads?):
+stored-state:
+  - resource: widgets.example.com   # plural.group of the objects (plural alone: core group)
+    version: v1                     # optional for a CRD of the chart (its live storage version)
+    path: status.stateVersion       # dotted path to a controller-state version in each object
 
 Schema and counter values are canonical positive decimals: 1, 2, 10 (not 0, 01, +1, 1.0).
 """
@@ -50,11 +58,21 @@ _SEVERITY_WORDS: dict[str, Severity | None] = {
     "ignore": None,
 }
 _TOP_KEYS = frozenset(
-    {"profile", "versions", "rules", "declared-breaks", "annotation-prefix", "restarts", "counters"}
+    {
+        "profile",
+        "versions",
+        "rules",
+        "declared-breaks",
+        "annotation-prefix",
+        "restarts",
+        "counters",
+        "stored-state",
+    }
 )
 _BREAK_KEYS = frozenset({"crd", "rule", "path", "version", "schema-version", "reason"})
 _RESTART_KEYS = frozenset({"schema-version", "digests", "reason"})
-_COUNTER_KEYS = frozenset({"name", "rule", "files", "annotation"})
+_COUNTER_KEYS = frozenset({"name", "rule", "files", "annotation", "paired-with-image"})
+_STORED_STATE_KEYS = frozenset({"resource", "version", "path"})
 COUNTER_RULES = ("monotonic", "equal-when-unchanged")
 DEFAULT_ANNOTATION_PREFIX = "upgrade-guard.io/"
 SCHEMA_VERSION = "crd-schema-version"
@@ -111,6 +129,25 @@ class Counter:
     rule: str  # one of COUNTER_RULES
     annotation: str
     files: tuple[str, ...] = ()
+    paired_with_image: bool = False
+
+
+@dataclass(frozen=True)
+class StoredState:
+    """Where the controller writes its state version into objects: every object of resource
+    (plural.group, read at version) holds one at the dotted path."""
+
+    resource: str
+    path: tuple[str, ...]
+    version: str | None = None
+
+    @property
+    def plural(self) -> str:
+        return self.resource.split(".", 1)[0]
+
+    @property
+    def group(self) -> str:
+        return self.resource.partition(".")[2]
 
 
 @dataclass(frozen=True)
@@ -122,6 +159,7 @@ class Policy:
     annotation_prefix: str = DEFAULT_ANNOTATION_PREFIX
     restarts: tuple[Restart, ...] = ()
     counters: tuple[Counter, ...] = field(default_factory=tuple)
+    stored_state: tuple[StoredState, ...] = ()
 
     def annotation(self, name: str) -> str:
         """The annotation key of a counter (crd-schema-version, crd-schema-digest, others)."""
@@ -235,7 +273,26 @@ def _counter(entry: Any, where: str, prefix: str) -> Counter:
     if not all(isinstance(pattern, str) and pattern.strip() for pattern in files):
         raise PolicyError(f"{where}: files must be non-empty strings")
     annotation = _text(entry, "annotation", where, required=False) or prefix + name
-    return Counter(name=name, rule=rule, annotation=annotation, files=tuple(files))
+    paired = entry.get("paired-with-image", False)
+    if not isinstance(paired, bool):
+        raise PolicyError(f"{where}: paired-with-image must be true or false")
+    return Counter(name, rule, annotation, tuple(files), paired)
+
+
+_RESOURCE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
+_PATH_PART = re.compile(r"[A-Za-z_$][-A-Za-z0-9_$]*\Z")
+
+
+def _stored_state(entry: Any, where: str) -> StoredState:
+    _check_keys(entry, where, _STORED_STATE_KEYS, "must be a mapping with resource and path")
+    resource = _text(entry, "resource", where, required=True) or ""
+    if not _RESOURCE.match(resource):
+        raise PolicyError(f"{where}: resource must be plural.group, such as widgets.example.com")
+    path = (_text(entry, "path", where, required=True) or "").split(".")
+    if not all(_PATH_PART.match(part) for part in path):
+        raise PolicyError(f"{where}: path must be dotted field names, such as status.stateVersion")
+    version = _text(entry, "version", where, required=not resource.count("."))
+    return StoredState(resource, tuple(path), version)
 
 
 def _contracts(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
@@ -258,7 +315,14 @@ def _contracts(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
     names = [counter.name for counter in parsed]
     if len(set(names)) != len(names):
         raise PolicyError(f"{source}: counters: a name is declared twice")
+    stored_state = raw.get("stored-state") or []
+    if not isinstance(stored_state, list):
+        raise PolicyError(f"{source}: stored-state must be a list")
     return {
+        "stored_state": tuple(
+            _stored_state(entry, f"{source}: stored-state[{index}]")
+            for index, entry in enumerate(stored_state)
+        ),
         "annotation_prefix": prefix,
         "restarts": tuple(
             _restart(entry, f"{source}: restarts[{index}]") for index, entry in enumerate(restarts)

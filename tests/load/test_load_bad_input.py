@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import os
 import subprocess
@@ -97,7 +98,7 @@ def test_missing_path(tmp_path: Path) -> None:
 
 def test_directory_without_yaml(tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("x")
-    with pytest.raises(LoadError, match=r"no \.yaml, \.yml or \.json files"):
+    with pytest.raises(LoadError, match=r"no \.yaml, \.yml, \.json or \.gz files"):
         _load(tmp_path)
 
 
@@ -134,3 +135,27 @@ def test_command_line_prints_one_line_and_exits_2(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert str(bad) in done.stderr
+
+
+def test_gzip_bundles(tmp_path: Path) -> None:
+    """A packed bundle reads as its content; a broken one is one line naming the file."""
+
+    good = tmp_path / "good" / "crds.json.gz"
+    good.parent.mkdir()
+    good.write_bytes(gzip.compress(b'{"kind": "List", "items": []}'))
+    hidden = tmp_path / "good" / "..data" / "crds.json.gz"  # a mounted ConfigMap's copy
+    hidden.parent.mkdir()
+    hidden.write_bytes(b"not read")
+    assert [d.body["kind"] for d in load_documents(str(good.parent))] == ["List"]
+    broken = tmp_path / "broken.json.gz"
+    broken.write_bytes(gzip.compress(b'{"kind": "List"}')[:-6])
+    with pytest.raises(LoadError, match=r"broken\.json\.gz: the gzip stream is truncated"):
+        list(load_documents(str(broken)))
+    garbage = tmp_path / "garbage.gz"
+    garbage.write_bytes(b"\x1f\x8b" + b"\x00" * 20)
+    with pytest.raises(LoadError, match=r"garbage\.gz: not a readable gzip file"):
+        list(load_documents(str(garbage)))
+    bomb = tmp_path / "bomb.gz"
+    bomb.write_bytes(gzip.compress(b" " * 100_000))
+    with pytest.raises(LoadError, match="decompresses to more than the limit of 1000 bytes"):
+        list(load_documents(str(bomb), 1000))

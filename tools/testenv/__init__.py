@@ -15,6 +15,7 @@ from .crds import Attempt, CRDTrial, Evolution, evolve, storage_version
 from .jobrunner import JobHandle, JobOutcome, JobRun, JobRunner
 from .kube import JSON, Kube, KubeError, api_path, wait_for
 from .kubelet import FakeKubelet
+from .proxy import TcpProxy
 
 __all__ = [
     "ADMIN_USER",
@@ -36,6 +37,7 @@ __all__ = [
     "Kube",
     "KubeError",
     "ServiceAccount",
+    "TcpProxy",
     "ToolRunner",
     "User",
     "api_path",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +14,9 @@ from upgrade_guard.load.yaml_reader import YamlError, read_documents
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 STDIN = "-"
-_SUFFIXES = (".yaml", ".yml", ".json")
+_SUFFIXES = (".yaml", ".yml", ".json", ".gz")
 _CHUNK = 1 << 22
+GZIP_MAGIC = b"\x1f\x8b"
 
 
 class LoadError(ValueError):
@@ -31,9 +33,16 @@ class Document:
 def _files(argument: str) -> list[Path]:
     path = Path(argument)
     if path.is_dir():
-        found = [p for p in path.rglob("*") if p.suffix in _SUFFIXES and p.is_file()]
+        # Hidden entries are skipped: a mounted ConfigMap also shows every file under ..data/.
+        found = [
+            p
+            for p in path.rglob("*")
+            if p.suffix in _SUFFIXES
+            and p.is_file()
+            and not any(part.startswith(".") for part in p.relative_to(path).parts)
+        ]
         if not found:
-            raise LoadError(f"{argument}: no .yaml, .yml or .json files in this directory")
+            raise LoadError(f"{argument}: no .yaml, .yml, .json or .gz files in this directory")
         return sorted(found)
     if path.is_file():
         return [path]
@@ -99,8 +108,25 @@ def _check_utf8(name: str, data: bytes) -> None:
         ) from None
 
 
-def documents_of(name: str, data: bytes) -> Iterator[Document]:
-    """Every document of one input's bytes; a problem is a LoadError naming the input."""
+def _gunzipped(name: str, data: bytes, limit: int) -> bytes:
+    """A gzip bundle's content (``upgrade-guard pack`` writes them), at most limit bytes."""
+    inflater = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+    try:
+        content = inflater.decompress(data, limit + 1)
+    except zlib.error as error:
+        raise LoadError(f"{name}: not a readable gzip file ({error})") from None
+    if len(content) > limit:
+        raise LoadError(f"{name}: decompresses to more than the limit of {limit} bytes")
+    if not inflater.eof:
+        raise LoadError(f"{name}: the gzip stream is truncated")
+    return content
+
+
+def documents_of(name: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[Document]:
+    """Every document of one input's bytes (gzip-compressed or not); a problem is a
+    LoadError naming the input."""
+    if data.startswith(GZIP_MAGIC):
+        data = _gunzipped(name, data, max_bytes)
     _check_utf8(name, data)
     try:
         for index, (line, body) in enumerate(read_documents(data)):
@@ -114,4 +140,4 @@ def documents_of(name: str, data: bytes) -> Iterator[Document]:
 def load_documents(argument: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[Document]:
     """Every document of a file, a directory (recursively) or standard input ("-")."""
     for name, data in read_inputs(argument, max_bytes):
-        yield from documents_of(name, data)
+        yield from documents_of(name, data, max_bytes)

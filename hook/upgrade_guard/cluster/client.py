@@ -1,0 +1,207 @@
+"""Raw JSON reads from the apiserver inside one overall deadline.
+
+Retries 429, 5xx, timeouts and refused connections with exponential backoff (honouring
+Retry-After) until the deadline; every other failure is a ClusterError saying what was asked,
+of whom, and what the apiserver answered. A 403 names the verb and resource the credentials
+lack. Nothing here is written to the cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import urllib3
+from kubernetes import config as kube_config
+from kubernetes.client import ApiClient, Configuration
+from kubernetes.client.exceptions import ApiException
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+_RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
+_FIRST_BACKOFF = 0.2
+_MAX_BACKOFF = 5.0
+_CONCURRENT_READS = 8
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not be reached or read; the message says what and why (exit 3)."""
+
+
+@dataclass(frozen=True)
+class Resource:
+    """What a request reads, for messages: verb, resource (plural.group) and object name."""
+
+    verb: str
+    resource: str
+    name: str | None = None
+
+    def __str__(self) -> str:
+        named = f" {self.name!r}" if self.name else ""
+        return f"{self.verb} {self.resource}{named}"
+
+
+def load_configuration(kubeconfig: str | None, context: str | None) -> Configuration:
+    """The kubernetes client's standard loading: a kubeconfig when one is given or found
+    (--kubeconfig, $KUBECONFIG, ~/.kube/config), else the Pod's in-cluster configuration."""
+    configuration = Configuration()
+    configuration.retries = False  # our own loop retries, inside the deadline
+    default = Path(os.path.expanduser("~/.kube/config"))
+    from_file = kubeconfig or context or os.environ.get("KUBECONFIG") or default.is_file()
+    try:
+        if from_file:
+            kube_config.load_kube_config(
+                config_file=kubeconfig,
+                context=context,
+                client_configuration=configuration,
+                persist_config=False,  # never write to the kubeconfig we read
+            )
+        elif os.environ.get("KUBERNETES_SERVICE_HOST"):
+            kube_config.load_incluster_config(client_configuration=configuration)
+        else:
+            raise ClusterError(
+                "no cluster configuration: give --kubeconfig, set KUBECONFIG, or run in a Pod"
+            )
+    except kube_config.ConfigException as error:
+        where = kubeconfig or os.environ.get("KUBECONFIG") or "in-cluster configuration"
+        raise ClusterError(f"cannot load cluster configuration from {where}: {error}") from None
+    except OSError as error:
+        raise ClusterError(f"cannot read cluster configuration: {error}") from None
+    configuration.connection_pool_maxsize = _CONCURRENT_READS
+    return configuration
+
+
+class Api:
+    """GET requests returning parsed JSON, all inside one deadline (time.monotonic())."""
+
+    def __init__(self, configuration: Configuration, deadline: float) -> None:
+        self._client = ApiClient(configuration)
+        self._host = configuration.host
+        self.deadline = deadline
+        self.attempts = 0
+
+    def close(self) -> None:
+        self._client.close()
+
+    def get(self, path: str, what: Resource, query: Mapping[str, Any] | None = None) -> Any:
+        """The JSON body at path, or None for 404."""
+        url_path = f"{path}?{urlencode(query)}" if query else path
+        backoff = _FIRST_BACKOFF
+        last = "no attempt made"
+        while True:
+            remaining = self.deadline - time.monotonic()
+            if remaining <= 0:
+                raise ClusterError(
+                    f"cannot {what} at {self._host}: gave up at the deadline after"
+                    f" {self.attempts} attempts; last: {last}"
+                )
+            self.attempts += 1
+            try:
+                status, body, retry_after = self._request(url_path, remaining)
+            except (urllib3.exceptions.HTTPError, ApiException, OSError) as error:
+                last = _describe_transport(error)
+                retry_after = None
+            else:
+                if status == 200:
+                    try:
+                        return json.loads(body)
+                    except ValueError:
+                        raise ClusterError(
+                            f"cannot {what}: the apiserver answered with something not JSON"
+                        ) from None
+                if status == 404:
+                    return None
+                message = _status_message(body)
+                if status not in _RETRIED_STATUSES:
+                    raise ClusterError(_refusal(status, what, message, self._host))
+                last = f"HTTP {status}: {message}"
+            pause = min(retry_after if retry_after is not None else backoff, _MAX_BACKOFF)
+            pause *= random.uniform(0.8, 1.2)
+            time.sleep(max(0.0, min(pause, self.deadline - time.monotonic())))
+            backoff = min(backoff * 2, _MAX_BACKOFF)
+
+    def _request(self, path: str, remaining: float) -> tuple[int, bytes, float | None]:
+        method, url, headers, _, _ = self._client.param_serialize(
+            "GET",
+            path,
+            header_params={"Accept": "application/json"},
+            auth_settings=["BearerToken"],
+        )
+        timeout = min(remaining, 30.0)
+        response = self._client.call_api(
+            method, url, headers, _request_timeout=(min(timeout, 10.0), timeout)
+        )
+        body = response.read()
+        retry_after = response.getheader("Retry-After")
+        seconds = float(retry_after) if retry_after and retry_after.isdigit() else None
+        return response.status, body, seconds
+
+    def server_version(self) -> tuple[int, int]:
+        info = self.get("/version", Resource("get", "the server version"))
+        try:
+            major = int(str(info["major"]).rstrip("+"))
+            minor = int(str(info["minor"]).rstrip("+"))
+        except (TypeError, KeyError, ValueError):
+            raise ClusterError(f"cannot read the server version from /version: {info!r}") from None
+        return major, minor
+
+    def get_crds(self, names: Iterable[str]) -> dict[str, Any]:
+        """Each named CRD's body, or None when the cluster does not have it; read
+        concurrently, since a chart may name thousands."""
+        wanted = sorted(set(names))
+
+        def fetch(name: str) -> Any:
+            what = Resource("get", "customresourcedefinitions.apiextensions.k8s.io", name)
+            return self.get(f"{CRDS}/{quote(name, safe='')}", what)
+
+        with ThreadPoolExecutor(max_workers=_CONCURRENT_READS) as pool:
+            return dict(zip(wanted, pool.map(fetch, wanted), strict=True))
+
+    def list_all(self, path: str, what: Resource, page: int = 500) -> Iterator[Any]:
+        """Every item of a list, page by page."""
+        token = ""
+        while True:
+            query: dict[str, Any] = {"limit": page}
+            if token:
+                query["continue"] = token
+            body = self.get(path, what, query)
+            if body is None:
+                return
+            yield from body.get("items") or []
+            token = (body.get("metadata") or {}).get("continue") or ""
+            if not token:
+                return
+
+
+def _status_message(body: bytes) -> str:
+    try:
+        status = json.loads(body)
+    except ValueError:
+        return body[:200].decode("utf-8", "replace").strip() or "(no message)"
+    message = status.get("message") if isinstance(status, dict) else None
+    return str(message) if message else "(no message)"
+
+
+def _refusal(status: int, what: Resource, message: str, host: str) -> str:
+    if status == 403:
+        return (
+            f"forbidden: the credentials may not {what}; grant `{what.verb}` on"
+            f" {what.resource} (apiserver: {message})"
+        )
+    if status == 401:
+        return f"unauthorized: {host} rejected the credentials ({message})"
+    return f"cannot {what}: HTTP {status}: {message}"
+
+
+def _describe_transport(error: BaseException) -> str:
+    reason = getattr(error, "reason", None)
+    if isinstance(error, ApiException):
+        return f"{error.reason}".strip().splitlines()[0] if error.reason else str(error)
+    return f"{type(error).__name__}: {reason or error}"

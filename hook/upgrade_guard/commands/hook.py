@@ -1,0 +1,214 @@
+"""`upgrade-guard hook`: the check a chart runs before it installs, upgrades or rolls back.
+
+Order: the chart's own inputs (exit 2 when unusable), the chart/image pairing (needs no
+cluster), then the cluster reads inside one deadline (exit 3 when they fail), then the
+engine and the counters against what is live. The report goes to stdout, its summary to
+the termination log. ``--fail-open`` lets the upgrade through when the guard cannot decide
+(cluster unreachable or unreadable, or a bug), and says so loudly; never past a refusal.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from upgrade_guard import engine
+from upgrade_guard.commands import options
+from upgrade_guard.counters import history, live
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import ExitCode, Outcome
+from upgrade_guard.load.crds import crds_from
+from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, load_documents
+from upgrade_guard.load.image_table import read_image_table
+from upgrade_guard.policy import CONTROLLER_STATE_VERSION, Policy, PolicyError
+from upgrade_guard.report import REPORTERS
+from upgrade_guard.report import hook as hook_report
+
+TERMINATION_LOG_ENV = "UPGRADE_GUARD_TERMINATION_LOG"
+DEFAULT_TERMINATION_LOG = "/dev/termination-log"
+DEFAULT_TIMEOUT = 60.0
+
+
+class Phase(enum.StrEnum):
+    pre_install = "pre-install"
+    pre_upgrade = "pre-upgrade"
+    pre_rollback = "pre-rollback"
+
+
+class TerminationLog:
+    """Kubernetes shows this file's content as the container's termination message. The
+    default path is written only where it exists (in a container): never create it in /dev
+    of a laptop."""
+
+    def __init__(self, path: str | None) -> None:
+        default = Path(DEFAULT_TERMINATION_LOG)
+        self.path = Path(path) if path else default if default.exists() else None
+
+    def write(self, text: str) -> None:
+        if self.path is None:
+            return
+        try:
+            self.path.write_text(hook_report.fit(text))
+        except OSError as error:
+            typer.echo(f"upgrade-guard: cannot write {self.path}: {error.strerror}", err=True)
+
+
+def _chart_counters(
+    given: Mapping[str, str], chart: Mapping[str, Crd], policy: Policy
+) -> dict[str, int]:
+    """--counter values, else the value every chart CRD is stamped with."""
+    names = {CONTROLLER_STATE_VERSION, *(c.name for c in policy.counters)}
+    counters: dict[str, int] = {}
+    for name in sorted(names):
+        key = policy.annotation(name)
+        if key in given:
+            counters[name] = int(given[key])
+            continue
+        stamped = {history.stamped_number(crd, key) for crd in chart.values()}
+        if len(stamped) == 1 and None not in stamped:
+            counters[name] = int(stamped.pop() or 0)
+    return counters
+
+
+def _cannot_decide(code: ExitCode, message: str, fail_open: bool, log: TerminationLog) -> NoReturn:
+    if fail_open:
+        warning = (
+            "upgrade-guard FAILED OPEN: the guard could not decide and --fail-open lets this"
+            f" release through UNCHECKED: {message}"
+        )
+        typer.echo(warning)
+        typer.echo(warning, err=True)
+        log.write(warning + "\n")
+        raise typer.Exit(int(ExitCode.SAFE))
+    log.write(f"upgrade-guard CANNOT DECIDE (exit {int(code)}): {message}\n")
+    options.fail(code, message)
+
+
+def _emit(
+    outcome: Outcome,
+    phase: Phase,
+    checked: int,
+    output: options.Output,
+    footer: str,
+    log: TerminationLog,
+) -> NoReturn:
+    if output is options.Output.text:
+        sys.stdout.write(hook_report.render(outcome, phase.value, checked, footer))
+    else:
+        sys.stdout.write(REPORTERS[output.value](outcome))
+    log.write(hook_report.termination_summary(outcome, phase.value, checked))
+    raise typer.Exit(int(outcome.exit_code))
+
+
+@options.guarded
+def hook(
+    crds: Annotated[
+        str,
+        typer.Option(help="The chart's CRDs: a directory of YAML/JSON, or a gzip bundle."),
+    ],
+    phase: Annotated[Phase, typer.Option(help="The Helm hook event (wording only).")] = (
+        Phase.pre_upgrade
+    ),
+    counter: options.CounterOption = None,
+    controller_image: Annotated[
+        str | None, typer.Option(help="The controller image these values deploy.")
+    ] = None,
+    image_table: Annotated[
+        str | None, typer.Option(help="The chart's table: image tag or digest -> counters.")
+    ] = None,
+    policy: options.PolicyOption = None,
+    output: options.OutputOption = options.Output.text,
+    timeout: Annotated[
+        float, typer.Option(help="Seconds for every cluster read together.")
+    ] = DEFAULT_TIMEOUT,
+    termination_log: Annotated[
+        str | None,
+        typer.Option(
+            envvar=TERMINATION_LOG_ENV,
+            help=f"Where the summary goes [default: {DEFAULT_TERMINATION_LOG} if it exists].",
+        ),
+    ] = None,
+    fail_open: Annotated[
+        bool,
+        typer.Option("--fail-open", help="Pass, loudly, when the guard cannot decide."),
+    ] = False,
+    kubeconfig: Annotated[str | None, typer.Option(help="Kubeconfig file.")] = None,
+    context: Annotated[str | None, typer.Option(help="Kubeconfig context.")] = None,
+    max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
+) -> None:
+    """Check the chart's CRDs and counters against the live cluster; exit 0, 1, 2 or 3."""
+    started = time.monotonic()
+    log = TerminationLog(termination_log)
+    try:
+        chosen = options.policy_from(policy)
+        chart = crds_from(load_documents(crds, max_bytes))
+        if not chart:
+            raise LoadError(f"{crds}: no CustomResourceDefinitions")
+        if (controller_image is None) != (image_table is None):
+            raise options.UsageProblem("--controller-image and --image-table go together")
+        if timeout <= 0:
+            raise options.UsageProblem("--timeout must be positive")
+        facts = live.LiveFacts(
+            chart_counters=_chart_counters(options.counter_options(counter, chosen), chart, chosen),
+            controller_image=controller_image,
+            image_table=read_image_table(image_table) if image_table else None,
+        )
+    except (LoadError, PolicyError, options.UsageProblem) as error:
+        log.write(f"upgrade-guard BAD INPUT (exit 2): {error}\n")
+        raise
+    pairing = live.pairing_findings(facts, chosen)
+    if pairing:
+        _emit(Outcome(tuple(pairing)), phase, len(chart), output, "", log)
+    # Imported here: the kubernetes client takes a third of a second to import, and only the
+    # hook talks to a cluster.
+    from upgrade_guard.cluster.client import ClusterError
+    from upgrade_guard.cluster.live import read_live
+
+    try:
+        cluster = read_live(
+            chart, chosen, kubeconfig=kubeconfig, context=context, deadline=started + timeout
+        )
+        outcome = _judge(
+            chart, cluster.crds, chosen, cluster.server_version, facts, cluster.written_state
+        )
+    except ClusterError as error:
+        _cannot_decide(ExitCode.CLUSTER_UNREACHABLE, str(error), fail_open, log)
+    except typer.Exit:
+        raise
+    except Exception as error:  # a bug: fail closed unless told otherwise
+        if not fail_open:
+            log.write(f"upgrade-guard INTERNAL ERROR (exit 4): {type(error).__name__}\n")
+            raise
+        _cannot_decide(
+            ExitCode.INTERNAL_ERROR, f"internal error: {type(error).__name__}: {error}", True, log
+        )
+    major, minor = cluster.server_version
+    footer = (
+        f"read {len(cluster.crds)} live of {len(chart)} chart CRDs from Kubernetes"
+        f" {major}.{minor} in {cluster.requests} requests; {time.monotonic() - started:.1f}s"
+    )
+    _emit(outcome, phase, len(chart), output, footer, log)
+
+
+def _judge(
+    chart: Mapping[str, Crd],
+    live_crds: Mapping[str, Crd],
+    policy: Policy,
+    server_version: tuple[int, int],
+    facts: live.LiveFacts,
+    written: list[live.WrittenState],
+) -> Outcome:
+    before, after = history.normalized(live_crds), history.normalized(chart)
+    compared = engine.compare_crds(
+        before, after, history.scoped_to_release(policy, live_crds, chart), server_version
+    )
+    own = live.schema_findings(chart, live_crds, policy) + live.state_findings(
+        live.LiveFacts(facts.chart_counters, written_state=written)
+    )
+    return Outcome(tuple(own) + compared.findings, compared.crds_compared)

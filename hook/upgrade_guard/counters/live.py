@@ -1,0 +1,300 @@
+"""The hook's judgement of a chart against the live cluster, besides the engine's.
+
+Pure: the live side arrives already read. Three contracts, each refusal a Finding:
+
+- chart and image belong together: the counters the chart declares as paired with the
+  controller image (``controller-state-version`` always) equal those the image that the
+  release's values deploy is known to compile, by the chart's own image table;
+- the schema version does not go below the live CRDs' (a rollback below the written schema),
+  and equal versions mean equal specs;
+- no state in the cluster was written at a newer controller-state version than this release
+  reads (live CRD annotations, and stored objects at the paths the policy lists).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from upgrade_guard.counters import digest
+from upgrade_guard.counters.history import Check, annotations_of, stamped_number
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import Finding, Severity
+from upgrade_guard.policy import (
+    CONTROLLER_STATE_VERSION,
+    SCHEMA_VERSION,
+    Policy,
+    PolicyError,
+    canonical_number,
+)
+
+ALL_CRDS = "(all CRDs)"
+SHOWN_NAMES = 5
+
+IMAGE_UNKNOWN = Check(
+    "UG601", "image-unknown", "the controller image is not in the chart's image table"
+)
+IMAGE_MISMATCH = Check(
+    "UG602", "image-mismatch", "the controller image does not go with this chart's counters"
+)
+SCHEMA_BELOW_LIVE = Check(
+    "UG603", "schema-below-live", "the live CRD carries a newer schema version than the chart"
+)
+SCHEMA_VERSION_COLLISION = Check(
+    "UG604", "schema-version-collision", "a live CRD carries the chart's version with another spec"
+)
+STATE_BELOW_WRITTEN = Check(
+    "UG605", "state-below-written", "the cluster holds state newer than this release reads"
+)
+FIRST_ADOPTION = Check(
+    "UG606", "first-adoption", "live CRDs without a schema version (adopted now)"
+)
+ALREADY_APPLIED = Check(
+    "UG607", "already-applied", "live CRDs equal the chart's: nothing left to guard"
+)
+CHECKS: tuple[Check, ...] = (
+    IMAGE_UNKNOWN,
+    IMAGE_MISMATCH,
+    SCHEMA_BELOW_LIVE,
+    SCHEMA_VERSION_COLLISION,
+    STATE_BELOW_WRITTEN,
+    FIRST_ADOPTION,
+    ALREADY_APPLIED,
+)
+
+_DIGEST_REF = re.compile(r"@(sha256:[0-9a-f]{64})\Z")
+_TAG = re.compile(r":([\w][\w.-]{0,127})\Z")
+
+
+@dataclass(frozen=True)
+class ImageTable:
+    """Which controller image compiles which counters, by tag or digest (``sha256:...``)."""
+
+    source: str
+    images: Mapping[str, Mapping[str, int]]
+
+    def entry_for(self, reference: str) -> tuple[str, Mapping[str, int]] | None:
+        """The key (digest first, then tag) and counters the table has for an image."""
+        for key in image_keys(reference):
+            if key in self.images:
+                return key, self.images[key]
+        return None
+
+    def keys_with(self, counters: Mapping[str, int]) -> list[str]:
+        """The table's tags and digests whose counters include these."""
+        return sorted(
+            key
+            for key, known in self.images.items()
+            if all(known.get(name) == value for name, value in counters.items())
+        )
+
+
+def image_keys(reference: str) -> list[str]:
+    """An image reference's digest and tag, in the order the table is searched:
+    ``repo:1.2@sha256:...`` gives the digest and ``1.2``; ``repo`` alone gives ``latest``."""
+    keys: list[str] = []
+    rest = reference.strip()
+    found = _DIGEST_REF.search(rest)
+    if found:
+        keys.append(found.group(1))
+        rest = rest[: found.start()]
+    last = rest.rsplit("/", 1)[-1]
+    tag = _TAG.search(last)
+    if tag:
+        keys.append(tag.group(1))
+    elif not found:
+        keys.append("latest")
+    return keys
+
+
+def parse_image_table(raw: Any, source: str) -> ImageTable:
+    """``images: {TAG-or-DIGEST: {COUNTER: N, ...}, ...}``; refuses anything else."""
+    images = raw.get("images") if isinstance(raw, Mapping) else None
+    if not isinstance(raw, Mapping) or set(raw) != {"images"} or not isinstance(images, Mapping):
+        raise PolicyError(f"{source}: an image table is a mapping with one key, images")
+    table: dict[str, dict[str, int]] = {}
+    for key, counters in images.items():
+        where = f"{source}: images.{key}"
+        if not isinstance(counters, Mapping) or not counters:
+            raise PolicyError(f"{where}: expected a mapping of counter name to value")
+        parsed: dict[str, int] = {}
+        for name, value in counters.items():
+            number = canonical_number(value)
+            if number is None:
+                raise PolicyError(f"{where}.{name}: expected a canonical positive decimal")
+            parsed[str(name)] = number
+        table[str(key)] = parsed
+    if not table:
+        raise PolicyError(f"{source}: images is empty")
+    return ImageTable(source, table)
+
+
+@dataclass(frozen=True)
+class WrittenState:
+    """A controller-state version found in the cluster, and where (never the object's data)."""
+
+    version: int
+    holder: str
+
+
+@dataclass(frozen=True)
+class LiveFacts:
+    """What the hook read besides the CRDs themselves."""
+
+    chart_counters: Mapping[str, int]
+    controller_image: str | None = None
+    image_table: ImageTable | None = None
+    written_state: Sequence[WrittenState] = ()
+
+
+def _finding(
+    check: Check,
+    message: str,
+    crd: str = ALL_CRDS,
+    severity: Severity = Severity.ERROR,
+    old: Any = None,
+    new: Any = None,
+) -> Finding:
+    return Finding(check.code, check.name, severity, crd, None, None, message, old, new)
+
+
+def _listed(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:SHOWN_NAMES])
+    more = len(names) - SHOWN_NAMES
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def paired_counters(policy: Policy) -> tuple[str, ...]:
+    return (CONTROLLER_STATE_VERSION, *(c.name for c in policy.counters if c.paired_with_image))
+
+
+def pairing_findings(facts: LiveFacts, policy: Policy) -> list[Finding]:
+    """The image the values deploy against the counters the chart declares."""
+    wanted = {n: v for n in paired_counters(policy) if (v := facts.chart_counters.get(n))}
+    if facts.controller_image is None or facts.image_table is None or not wanted:
+        return []
+    image, table = facts.controller_image, facts.image_table
+    goes_with = table.keys_with(wanted)
+    needed = ", ".join(f"{name} {value}" for name, value in sorted(wanted.items()))
+    hint = (
+        f"this chart goes with image {' or '.join(goes_with)} ({needed})"
+        if goes_with
+        else f"no image in the chart's table compiles {needed}"
+    )
+    entry = table.entry_for(image)
+    if entry is None:
+        return [
+            _finding(
+                IMAGE_UNKNOWN,
+                f"the values deploy {image}, which the chart's image table ({table.source})"
+                f" does not list; {hint}",
+                new=image,
+            )
+        ]
+    key, compiled = entry
+    wrong = {n: compiled.get(n) for n, v in wanted.items() if compiled.get(n) != v}
+    if not wrong:
+        return []
+    has = ", ".join(f"{n} {v if v is not None else 'none'}" for n, v in sorted(wrong.items()))
+    return [
+        _finding(
+            IMAGE_MISMATCH,
+            f"the values deploy {image} ({key}: {has}), but {hint}",
+            old=dict(compiled),
+            new=wanted,
+        )
+    ]
+
+
+def schema_findings(
+    chart: Mapping[str, Crd], live: Mapping[str, Crd], policy: Policy
+) -> list[Finding]:
+    """Schema version and digest of each chart CRD against its live counterpart."""
+    key = policy.annotation(SCHEMA_VERSION)
+    findings: list[Finding] = []
+    unversioned: list[str] = []
+    applied: list[str] = []
+    for name in sorted(chart.keys() & live.keys()):
+        ours, theirs = chart[name], live[name]
+        mine, live_version = stamped_number(ours, key), stamped_number(theirs, key)
+        same_spec = digest.spec_digest(ours.spec) == digest.spec_digest(theirs.spec)
+        if same_spec:
+            applied.append(name)
+        if live_version is None:
+            if key not in annotations_of(theirs):
+                unversioned.append(name)
+            continue
+        if mine is None:
+            continue
+        if live_version > mine:
+            findings.append(
+                _finding(
+                    SCHEMA_BELOW_LIVE,
+                    f"the live CRD is at schema version {live_version}, the chart's at {mine}:"
+                    " a newer release wrote this schema",
+                    crd=name,
+                    old=live_version,
+                    new=mine,
+                )
+            )
+        elif live_version == mine and not same_spec:
+            findings.append(
+                _finding(
+                    SCHEMA_VERSION_COLLISION,
+                    f"the live CRD and the chart both say schema version {mine} but their specs"
+                    " differ: one of them was changed without a bump",
+                    crd=name,
+                    old=digest.spec_digest(theirs.spec),
+                    new=digest.spec_digest(ours.spec),
+                )
+            )
+    if unversioned:
+        findings.append(
+            _finding(
+                FIRST_ADOPTION,
+                f"{len(unversioned)} live CRD(s) carry no {key} ({_listed(unversioned)}):"
+                " compared by schema only, adopted by this release",
+                severity=Severity.INFO,
+            )
+        )
+    if applied:
+        findings.append(
+            _finding(
+                ALREADY_APPLIED,
+                f"{len(applied)} live CRD(s) already equal the chart's ({_listed(applied)}):"
+                " nothing left to guard for these CRDs",
+                severity=Severity.INFO,
+            )
+        )
+    return findings
+
+
+def live_state(live: Mapping[str, Crd], policy: Policy) -> list[WrittenState]:
+    """The controller-state versions stamped on the live CRDs."""
+    key = policy.annotation(CONTROLLER_STATE_VERSION)
+    found = ((name, stamped_number(crd, key)) for name, crd in sorted(live.items()))
+    return [WrittenState(v, f"CRD {name} ({key})") for name, v in found if v is not None]
+
+
+def state_findings(facts: LiveFacts) -> list[Finding]:
+    """State written at a newer controller-state version than this release reads."""
+    reads = facts.chart_counters.get(CONTROLLER_STATE_VERSION)
+    if reads is None:
+        return []
+    newer = sorted(
+        (s for s in facts.written_state if s.version > reads), key=lambda s: (-s.version, s.holder)
+    )
+    if not newer:
+        return []
+    highest = newer[0].version
+    return [
+        _finding(
+            STATE_BELOW_WRITTEN,
+            f"{len(newer)} place(s) hold state written at controller-state-version up to"
+            f" {highest}; this release reads {reads}: {_listed([s.holder for s in newer])}",
+            old=highest,
+            new=reads,
+        )
+    ]

@@ -1,0 +1,54 @@
+"""The hook's input problems, before any cluster is asked: exit 2, one line naming the
+file, and the same line in the termination log."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+UPGRADE_GUARD = str(Path(sys.executable).with_name("upgrade-guard"))
+
+
+def hook(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], str]:
+    log = tmp_path / "termination-log"
+    done = subprocess.run(
+        [UPGRADE_GUARD, "hook", "--kubeconfig", str(tmp_path / "no-such-kubeconfig"),
+         "--termination-log", str(log), *args],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    return done, log.read_text() if log.exists() else ""
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (gzip.compress(b'{"kind": "List", "items": [')[:-4], "the gzip stream is truncated"),
+        (gzip.compress(b'{"kind": "List", "items": [}'), "crds.json.gz"),
+        (gzip.compress(b'{"kind": "List", "items": []}'), "no CustomResourceDefinitions"),
+    ],
+    ids=["truncated", "not JSON", "no CRDs"],
+)
+def test_a_malformed_bundle_exits_2(tmp_path: Path, content: bytes, problem: str) -> None:
+    bundle = tmp_path / "crds.json.gz"
+    bundle.write_bytes(content)
+    done, log = hook(tmp_path, "--crds", str(bundle))
+    assert done.returncode == 2, done.stderr
+    assert problem in done.stderr and "Traceback" not in done.stderr
+    assert log.startswith("upgrade-guard BAD INPUT (exit 2)") and problem in log
+
+
+def test_the_image_options_go_together(tmp_path: Path) -> None:
+    done, _ = hook(tmp_path, "--crds", str(tmp_path), "--controller-image", "op:1")
+    assert done.returncode == 2
+
+
+def test_an_unloadable_kubeconfig_is_exit_3(tmp_path: Path) -> None:
+    crds = Path(__file__).parents[2] / "chart-snippets" / "example-operator" / "crds" / "2.0.0"
+    done, log = hook(tmp_path, "--crds", str(crds))
+    assert done.returncode == 3, done.stderr
+    assert "cannot load cluster configuration" in done.stderr
+    assert log.startswith("upgrade-guard CANNOT DECIDE (exit 3)")

@@ -1,0 +1,158 @@
+"""The hook's own checks, pure: chart/image pairing, schema version against the live CRDs,
+and state newer than the release reads. Each refusal beside the nearest case that passes."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from crd_builders import NAME, crd, spec_schema, version
+from upgrade_guard.counters import live
+from upgrade_guard.crd import Crd
+from upgrade_guard.policy import DEFAULT_POLICY, PolicyError, parse_policy
+
+TABLE = live.parse_image_table(
+    {
+        "images": {
+            "1.0.0": {"controller-state-version": 2},
+            "2.0.0": {"controller-state-version": 3},
+            "2.0.1": {"controller-state-version": 3},
+            "sha256:" + "a" * 64: {"controller-state-version": 3},
+        }
+    },
+    "images.yaml",
+)
+
+
+@pytest.mark.parametrize(
+    ("reference", "keys"),
+    [
+        ("ghcr.io/example/operator:2.0.0", ["2.0.0"]),
+        ("localhost:5000/operator:2.0.0", ["2.0.0"]),
+        ("localhost:5000/operator", ["latest"]),
+        ("operator@sha256:" + "b" * 64, ["sha256:" + "b" * 64]),
+        ("operator:2.0.0@sha256:" + "b" * 64, ["sha256:" + "b" * 64, "2.0.0"]),
+    ],
+)
+def test_image_keys(reference: str, keys: list[str]) -> None:
+    assert live.image_keys(reference) == keys
+
+
+PAIRING = [
+    # (id, image, chart counters, refused code or None)
+    ("matching tag", "example/operator:2.0.0", {"controller-state-version": 3}, None),
+    ("other tag, same counters", "example/operator:2.0.1", {"controller-state-version": 3}, None),
+    ("matching digest", "op@sha256:" + "a" * 64, {"controller-state-version": 3}, None),
+    ("reuse-values: old tag", "example/operator:1.0.0", {"controller-state-version": 3}, "UG602"),
+    ("tag not in the table", "example/operator:9.9.9", {"controller-state-version": 3}, "UG601"),
+    ("no paired counter in the chart", "example/operator:9.9.9", {}, None),
+]
+
+
+@pytest.mark.parametrize(
+    ("image", "counters", "refused"), [p[1:] for p in PAIRING], ids=[p[0] for p in PAIRING]
+)
+def test_pairing(image: str, counters: dict[str, int], refused: str | None) -> None:
+    facts = live.LiveFacts(counters, image, TABLE)
+    found = live.pairing_findings(facts, DEFAULT_POLICY)
+    assert [f.code for f in found] == ([refused] if refused else [])
+    if refused == "UG602":
+        assert "goes with image 2.0.0 or 2.0.1" in found[0].message
+
+
+def test_a_counter_marked_paired_is_checked_too() -> None:
+    policy = parse_policy(
+        {"counters": [{"name": "webhook", "rule": "monotonic", "paired-with-image": True}]}, "p"
+    )
+    table = live.parse_image_table({"images": {"2.0.0": {"webhook": 1}}}, "t")
+    found = live.pairing_findings(live.LiveFacts({"webhook": 2}, "op:2.0.0", table), policy)
+    assert [f.code for f in found] == ["UG602"]
+    found = live.pairing_findings(live.LiveFacts({"webhook": 1}, "op:2.0.0", table), policy)
+    assert found == []
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"images": {}},
+        {"images": {"1.0": {"controller-state-version": "01"}}},
+        {"images": {"1.0": {}}},
+        {"images": {"1.0": 3}},
+        {"image": {}},
+        [],
+    ],
+)
+def test_bad_image_tables_are_refused(raw: Any) -> None:
+    with pytest.raises(PolicyError, match="images"):
+        live.parse_image_table(raw, "images.yaml")
+
+
+def stamped(body: dict[str, Any], **annotations: str) -> Crd:
+    body = copy.deepcopy(body)
+    body["metadata"]["annotations"] = {f"upgrade-guard.io/{k}": v for k, v in annotations.items()}
+    return Crd(body)
+
+
+OLD = crd(version(schema=spec_schema(a={"type": "string"})))
+NEW = crd(version(schema=spec_schema(a={"type": "string"}, b={"type": "string"})))
+V = "crd-schema-version"
+SCHEMA = [
+    # (id, live CRD, chart CRD, codes)
+    ("chart one version ahead", stamped(OLD, **{V: "1"}), stamped(NEW, **{V: "2"}), set()),
+    ("live one version ahead", stamped(NEW, **{V: "2"}), stamped(OLD, **{V: "1"}), {"UG603"}),
+    ("same version, same spec", stamped(OLD, **{V: "1"}), stamped(OLD, **{V: "1"}), {"UG607"}),
+    ("same version, other spec", stamped(OLD, **{V: "1"}), stamped(NEW, **{V: "1"}), {"UG604"}),
+    ("live not stamped", Crd(OLD), stamped(NEW, **{V: "1"}), {"UG606"}),
+    ("chart not stamped", stamped(OLD, **{V: "1"}), Crd(NEW), set()),
+]
+
+
+@pytest.mark.parametrize(
+    ("live_crd", "chart_crd", "codes"), [s[1:] for s in SCHEMA], ids=[s[0] for s in SCHEMA]
+)
+def test_schema_against_live(live_crd: Crd, chart_crd: Crd, codes: set[str]) -> None:
+    found = live.schema_findings({NAME: chart_crd}, {NAME: live_crd}, DEFAULT_POLICY)
+    assert {f.code for f in found} == codes
+    assert all(f.refuses == (f.code in {"UG603", "UG604"}) for f in found)
+
+
+def test_state_written_by_a_newer_release() -> None:
+    written = [
+        live.WrittenState(3, "widgets.example.com ns/a (status.stateVersion)"),
+        live.WrittenState(2, "widgets.example.com ns/b (status.stateVersion)"),
+    ]
+    found = live.state_findings(
+        live.LiveFacts({"controller-state-version": 2}, None, None, written)
+    )
+    assert [f.code for f in found] == ["UG605"]
+    assert "ns/a" in found[0].message and "ns/b" not in found[0].message
+    same = live.state_findings(live.LiveFacts({"controller-state-version": 3}, None, None, written))
+    assert same == []
+
+
+def test_state_on_live_crd_annotations() -> None:
+    crds = {NAME: stamped(OLD, **{"controller-state-version": "4"})}
+    assert live.live_state(crds, DEFAULT_POLICY) == [
+        live.WrittenState(4, f"CRD {NAME} (upgrade-guard.io/controller-state-version)")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("entry", "problem"),
+    [
+        ({"resource": "widgets.example.com", "path": "status.v"}, None),
+        ({"resource": "configmaps", "version": "v1", "path": "data.v"}, None),
+        ({"resource": "configmaps", "path": "data.v"}, "version is required"),
+        ({"resource": "Widgets", "path": "status.v"}, "plural.group"),
+        ({"resource": "widgets.example.com", "path": "status..v"}, "dotted field names"),
+        ({"resource": "widgets.example.com", "path": "status.v", "kind": "x"}, "unknown key"),
+    ],
+)
+def test_stored_state_policy(entry: dict[str, Any], problem: str | None) -> None:
+    if problem is None:
+        assert parse_policy({"stored-state": [entry]}, "p").stored_state
+    else:
+        with pytest.raises(PolicyError, match=problem):
+            parse_policy({"stored-state": [entry]}, "p")
