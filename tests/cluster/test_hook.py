@@ -324,3 +324,15 @@ def test_fail_open_lets_an_undecided_upgrade_through_loudly(cluster: Cluster, na
     refusing = widget_crd(group, {"a": STRING})
     account = guard_account(cluster, namespace, [refusing])
     assert run_hook(account, [refusing], tmp_path, "--fail-open").code == 1  # never past a no
+
+
+def test_pre_install_checks_crds_already_present(cluster: Cluster, namespace: str,
+                                                 tmp_path: Path) -> None:  # fmt: skip
+    """A manual apply or another release put the CRD there: an install is judged as well."""
+    group = new_group()
+    apply(cluster, widget_crd(group, {"a": STRING, "b": STRING}))
+    chart = widget_crd(group, {"a": STRING})
+    run = run_hook(guard_account(cluster, namespace, [chart]), [chart], tmp_path,
+                   "--phase", "pre-install")  # fmt: skip
+    assert run.code == 1 and run.codes() == {"UG201"}, run
+    assert run.stdout.startswith("upgrade-guard REFUSED: pre-install of 1 CRD"), run

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from crd_builders import NAME, crd, spec_schema, version
-from upgrade_guard.counters import live
+from upgrade_guard.counters import history, live
 from upgrade_guard.crd import Crd
 from upgrade_guard.policy import DEFAULT_POLICY, PolicyError, parse_policy
 
@@ -113,7 +113,8 @@ SCHEMA = [
     ("live_crd", "chart_crd", "codes"), [s[1:] for s in SCHEMA], ids=[s[0] for s in SCHEMA]
 )
 def test_schema_against_live(live_crd: Crd, chart_crd: Crd, codes: set[str]) -> None:
-    found = live.schema_findings({NAME: chart_crd}, {NAME: live_crd}, DEFAULT_POLICY)
+    chart, cluster = history.normalized({NAME: chart_crd}), history.normalized({NAME: live_crd})
+    found = live.schema_findings(chart, cluster, DEFAULT_POLICY)
     assert {f.code for f in found} == codes
     assert all(f.refuses == (f.code in {"UG603", "UG604"}) for f in found)
 

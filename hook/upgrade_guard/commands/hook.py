@@ -208,7 +208,6 @@ def _judge(
     compared = engine.compare_crds(
         before, after, history.scoped_to_release(policy, live_crds, chart), server_version
     )
-    own = live.schema_findings(chart, live_crds, policy) + live.state_findings(
-        live.LiveFacts(facts.chart_counters, written_state=written)
-    )
+    state = live.LiveFacts(facts.chart_counters, written_state=written)
+    own = live.schema_findings(after, before, policy) + live.state_findings(state)
     return Outcome(tuple(own) + compared.findings, compared.crds_compared)

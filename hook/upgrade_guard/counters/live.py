@@ -18,7 +18,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from upgrade_guard.counters import digest
 from upgrade_guard.counters.history import Check, annotations_of, stamped_number
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Severity
@@ -211,7 +210,8 @@ def pairing_findings(facts: LiveFacts, policy: Policy) -> list[Finding]:
 def schema_findings(
     chart: Mapping[str, Crd], live: Mapping[str, Crd], policy: Policy
 ) -> list[Finding]:
-    """Schema version and digest of each chart CRD against its live counterpart."""
+    """Schema version and spec of each chart CRD against its live counterpart. Both sides
+    arrive normalized (``history.normalized``), so equal specs mean equal digests."""
     key = policy.annotation(SCHEMA_VERSION)
     findings: list[Finding] = []
     unversioned: list[str] = []
@@ -219,7 +219,7 @@ def schema_findings(
     for name in sorted(chart.keys() & live.keys()):
         ours, theirs = chart[name], live[name]
         mine, live_version = stamped_number(ours, key), stamped_number(theirs, key)
-        same_spec = digest.spec_digest(ours.spec) == digest.spec_digest(theirs.spec)
+        same_spec = ours.spec == theirs.spec
         if same_spec:
             applied.append(name)
         if live_version is None:
@@ -246,8 +246,6 @@ def schema_findings(
                     f"the live CRD and the chart both say schema version {mine} but their specs"
                     " differ: one of them was changed without a bump",
                     crd=name,
-                    old=digest.spec_digest(theirs.spec),
-                    new=digest.spec_digest(ours.spec),
                 )
             )
     if unversioned:
