@@ -230,7 +230,7 @@ def _served_pair_changes(old: Crd, new: Crd) -> Iterator[_Raw]:
 
 
 def _judge(item: _Raw, policy: Policy, kube_version: tuple[int, int] | None) -> Finding | None:
-    severity = policy.severity_of(item.rule.code, item.rule.severity)
+    severity = policy.severity_of(item.rule.code, item.change.severity or item.rule.severity)
     since = item.change.since
     if severity is None or (
         since is not None and kube_version is not None and kube_version < since

@@ -40,6 +40,8 @@ class Change:
     ``ratchetable``: the apiserver's validation ratcheting (Kubernetes 1.30+) accepts an update
     that leaves a failing value unchanged. ``since``: the apiserver enforces this only from
     that Kubernetes version on, so with an older ``--kube-version`` it is no finding.
+    ``severity``: this change's default when it is milder than the rule's; the policy's
+    setting for the rule still applies to every change.
     """
 
     path: tuple[str, ...] | None
@@ -49,6 +51,7 @@ class Change:
     keyword: str | None = None
     ratchetable: bool = False
     since: tuple[int, int] | None = None
+    severity: Severity | None = None
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ schema root renders as ``.``.
 from __future__ import annotations
 
 import json
+import marshal
 import re
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -77,7 +78,7 @@ def paired_locations(old: Node, new: Node) -> Iterator[tuple[Path, Node, Node]]:
     stack: list[tuple[Path, Node, Node]] = [((), old, new)]
     while stack:
         path, old_node, new_node = stack.pop()
-        if old_node == new_node:
+        if _identical(old_node, new_node):
             continue
         yield path, old_node, new_node
         new_children = dict(children(new_node))
@@ -87,6 +88,15 @@ def paired_locations(old: Node, new: Node) -> Iterator[tuple[Path, Node, Node]]:
             if part in new_children
         ]
         stack.extend(reversed(pairs))
+
+
+def _identical(old: Any, new: Any) -> bool:
+    """Equal as JSON values. == alone takes true for 1; marshal's bytes keep booleans apart
+    and are quick to compare, and where they differ only in key order or 1 against 1.0,
+    same_value decides."""
+    return bool(old == new) and (
+        marshal.dumps(old, 2) == marshal.dumps(new, 2) or same_value(old, new)
+    )
 
 
 def own_keywords(node: Node) -> dict[str, Any]:

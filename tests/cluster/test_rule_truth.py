@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 
-from testenv import Cluster
+from testenv import Cluster, CRDTrial
 from testenv.truth import (
     Claim,
     Scenario,
@@ -107,6 +107,23 @@ def _stored_version_crds(keep: bool) -> Callable[[str], tuple[Any, Any, Any]]:
         else:
             new = crd_body(plural, [version_entry("v1", schema)])
         return initial, both, new
+
+    return build
+
+
+def _storage_move_crds(served_before: bool) -> Callable[[str], tuple[Any, Any, Any]]:
+    """Storage moves from v1alpha1 to v1; the old CRD serves v1 too, or not yet."""
+
+    def build(plural: str) -> tuple[Any, Any, Any]:
+        schema = root_schema()
+        old_versions = [version_entry("v1alpha1", schema)]
+        if served_before:
+            old_versions.append(version_entry("v1", schema, storage=False))
+        new_versions = [
+            version_entry("v1alpha1", schema, storage=False),
+            version_entry("v1", schema),
+        ]
+        return None, crd_body(plural, old_versions), crd_body(plural, new_versions)
 
     return build
 
@@ -695,6 +712,20 @@ SCENARIOS: tuple[Scenario, ...] = (
         tolerate=("UG105",),
     ),
     Scenario(
+        "ug106",
+        old=None,
+        new=None,
+        crds=_storage_move_crds(served_before=True),
+        claims=(allowed("ug106-storage-moved-to-version-served-before", None, PLAIN, "UG106"),),
+    ),
+    Scenario(
+        "ug106n",
+        old=None,
+        new=None,
+        crds=_storage_move_crds(served_before=False),
+        claims=(c("ug106-storage-moved-to-version-first-served", None, PLAIN, "UG106"),),
+    ),
+    Scenario(
         "ug102",
         old=None,
         new=None,
@@ -746,10 +777,15 @@ _TYPE = (
     " decoding the field as the new type fails on every object stored with the old one."
 )
 _DEFAULT_PERSISTED = (
-    "UG219 is a warning because its harm depends on each object's history: objects created"
-    " while the old default was in force had it written at CREATE and read back unchanged"
-    " (ok), objects stored before any default read the new default or lose the old one"
-    " (error for that object). Only new objects omitting the field change for sure."
+    "UG219 is an error by the seed policies' judgement (REFERENCE §1, defaults as a contract):"
+    " this object had the old default written at CREATE and reads back unchanged, but objects"
+    " stored before any default read the new default or lose the old one (the read-only rows),"
+    " and every new object omitting the field gets another value."
+)
+_ROLLBACK = (
+    "UG106 judges the release after this one: the update itself hurts nothing stored, but"
+    " a rollback re-applying the old CRD (v1 not in it) is refused once anything is stored"
+    " as v1 (test_storage_move_rollback)."
 )
 # Rows where the apiserver disagrees with a rule: claim key -> what it does instead. The
 # disagreements found on v1.35.4 (ratcheting per node for required, combinators, list types
@@ -768,10 +804,9 @@ JUDGEMENTS: dict[str, tuple[Verdict, Verdict, str]] = {
             "ug206-int-or-string-to-string",
         )
     },
-    "ug212-default-changed-persisted": (Verdict.OK, Verdict.WARNING, _DEFAULT_PERSISTED),
-    "ug212-default-removed-persisted": (Verdict.OK, Verdict.WARNING, _DEFAULT_PERSISTED),
-    "ug212-default-changed-read-only": (Verdict.ERROR, Verdict.WARNING, _DEFAULT_PERSISTED),
-    "ug212-default-removed-read-only": (Verdict.ERROR, Verdict.WARNING, _DEFAULT_PERSISTED),
+    "ug106-storage-moved-to-version-first-served": (Verdict.OK, Verdict.ERROR, _ROLLBACK),
+    "ug212-default-changed-persisted": (Verdict.OK, Verdict.ERROR, _DEFAULT_PERSISTED),
+    "ug212-default-removed-persisted": (Verdict.OK, Verdict.ERROR, _DEFAULT_PERSISTED),
 }
 
 CLAIMS = [(s, claim) for s in SCENARIOS for claim in s.claims]
@@ -1068,3 +1103,30 @@ def _write_table() -> None:
             cells = [row[col].replace("|", "\\|") for col in columns] + [said]
             lines.append("| " + " | ".join(cells) + " |")
     Path(target).write_text("\n".join(lines) + "\n")
+
+
+@pytest.mark.parametrize(
+    ("served_before", "rollback_allowed"),
+    [
+        pytest.param(False, False, id="ug106-first-served-rollback-refused"),
+        pytest.param(True, True, id="ug106-served-before-rollback-allowed"),
+    ],
+)
+def test_storage_move_rollback(
+    cluster: Cluster, served_before: bool, rollback_allowed: bool
+) -> None:
+    """UG106's why, on the real apiserver: move storage, write an object, roll the CRD back."""
+    namespace = f"rollback-{secrets.token_hex(3)}"
+    plural = f"rollback{secrets.token_hex(3)}s"
+    _, old, new = _storage_move_crds(served_before)(plural)
+    trial = CRDTrial(cluster.admin, namespace)
+    trial.apply_crd(old).expect_allowed()
+    trial.apply_crd(new).expect_allowed()
+    trial.create({"metadata": {"name": "written-as-v1"}, "spec": PLAIN}).expect_allowed()
+    assert trial.stored_versions() == ["v1alpha1", "v1"]
+    rollback = trial.apply_crd(old)
+    if rollback_allowed:
+        rollback.expect_allowed()
+        assert trial.get("written-as-v1", version="v1")["spec"] == PLAIN
+    else:
+        rollback.expect_refused('status.storedVersions[1]: Invalid value: "v1"')

@@ -124,6 +124,12 @@ TABLE: list[tuple[str, Any]] = [
         {"x": {"a": 1}, "w": {"a": 2, "b": 2}, "z": {"a": 1, "b": 2}},
     ),
     ("x: &x {a: 1}\nz: {b: 1, <<: *x, <<: {b: 5}}\n", {"x": {"a": 1}, "z": {"a": 1, "b": 5}}),
+    # a sequence of mappings merges only when written in place, never through an alias
+    ("z: {<<: [{a: 1}, {a: 2, b: 2}]}\n", {"z": {"a": 1, "b": 2}}),
+    ("l: &l [{a: 1}, {b: 2}]\nz: {<<: *l}\n", ERROR),
+    ("l: &l\n  - a: 1\nz:\n  <<: *l\n", ERROR),
+    ("l: &l [{a: 1}]\nz: {<<: [*l]}\n", ERROR),
+    ("m: &m {a: 1}\nl: &l [*m]\nz: {<<: *l}\n", ERROR),
     ('"<<": 1\n', {"<<": 1}),
     ("<<: 1\n", ERROR),
     ("a: {<<: [1]}\n", ERROR),

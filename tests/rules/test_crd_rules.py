@@ -118,12 +118,6 @@ VERSION_CASES = [
         id="storage version replaced without status: the storage version counts as stored",
     ),
     pytest.param(
-        crd(version("v1alpha1"), version("v1", storage=False)),
-        crd(version("v1alpha1", storage=False), version("v1")),
-        {("UG106", None)},
-        id="storage version moved, both kept: flagged",
-    ),
-    pytest.param(
         crd(version("v1")),
         crd(version("v1"), version("v2", storage=False)),
         set(),
@@ -135,6 +129,40 @@ VERSION_CASES = [
 @pytest.mark.parametrize(("old", "new", "expected"), VERSION_CASES)
 def test_version_change(old: dict[str, Any], new: dict[str, Any], expected: set[Any]) -> None:
     assert flagged(old, new) == expected
+
+
+STORAGE_MOVES = [
+    pytest.param(
+        crd(version("v1alpha1")),
+        crd(version("v1alpha1", storage=False), version("v1")),
+        {("UG106", "error")},
+        id="storage moved to a version first served now: flagged",
+    ),
+    pytest.param(
+        crd(version("v1alpha1"), version("v1", storage=False)),
+        crd(version("v1alpha1", storage=False), version("v1")),
+        {("UG106", "info")},
+        id="storage moved to a version served before, the old one still served: info",
+    ),
+    pytest.param(
+        crd(version("v1alpha1"), version("v1", storage=False, served=False)),
+        crd(version("v1alpha1", storage=False), version("v1")),
+        {("UG106", "error")},
+        id="storage moved to a version listed but not served before: flagged",
+    ),
+    pytest.param(
+        crd(version("v1alpha1"), version("v1", storage=False)),
+        crd(version("v1alpha1", storage=False, served=False), version("v1")),
+        {("UG105", "error"), ("UG106", "error")},
+        id="storage moved in the release that stops serving the old one: flagged",
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), STORAGE_MOVES)
+def test_storage_move(old: dict[str, Any], new: dict[str, Any], expected: set[Any]) -> None:
+    """Kubernetes' deprecation rule 4b: storage advances to a version already served."""
+    assert {(f.code, str(f.severity)) for f in compare(old, new).findings} == expected
 
 
 def test_served_versions_that_disagree_under_conversion_none_are_flagged_once_new() -> None:

@@ -15,6 +15,7 @@ from crd_builders import field_crd, flagged, obj
 F = "spec.field"
 INT = {"type": "integer"}
 STR = {"type": "string"}
+ANY = {"x-kubernetes-preserve-unknown-fields": True}
 
 
 def case(old: dict[str, Any], new: dict[str, Any], expected: set[tuple[str, str]], id: str) -> Any:
@@ -183,9 +184,9 @@ MULTIPLE_FORMAT_PATTERN = [
 DEFAULTS = [
     case(STR, {**STR, "default": "x"}, {("UG212", F)}, "default added: flagged"),
     case(
-        {**STR, "default": "x"}, {**STR, "default": "y"}, {("UG219", F)}, "default changed: warned"
+        {**STR, "default": "x"}, {**STR, "default": "y"}, {("UG219", F)}, "default changed: flagged"
     ),
-    case({**STR, "default": "x"}, STR, {("UG219", F)}, "default removed: warned"),
+    case({**STR, "default": "x"}, STR, {("UG219", F)}, "default removed: flagged"),
     case(
         {**INT, "default": 1},
         {**INT, "default": 1.0},
@@ -199,6 +200,18 @@ DEFAULTS = [
         "same default, other key order: not flagged",
     ),
     case(obj(), obj(a={**STR, "default": "x"}), set(), "default on a new field: not flagged"),
+    case(
+        obj(a={**ANY, "default": True}),
+        obj(a={**ANY, "default": 1}),
+        {("UG219", F + ".a")},
+        "default true -> 1 (equal under ==): flagged",
+    ),
+    case(
+        obj(a={**ANY, "default": 1}),
+        obj(a={**ANY, "default": 1.0}),
+        set(),
+        "default 1 -> 1.0 (the same JSON number): not flagged",
+    ),
 ]
 
 RULE_A = {"rule": "self.size() < 10", "message": "too long"}

@@ -11,7 +11,7 @@ wins (each rule below is checked against helm's reader in tests/load):
   (``1:30``) stay strings, timestamps stay strings;
 - the bare ``=`` is the string "=" (PyYAML's SafeLoader refuses its "value" tag);
 - merge keys ``<<`` apply in order (a later key overrides a merged one and the other way
-  round; in ``<<: [*a, *b]`` the first mapping wins);
+  round; in ``<<: [*a, *b]`` the first mapping wins; ``<<: *a`` naming a sequence is refused);
 - mapping keys become strings as sigs.k8s.io/yaml makes them (``true``, ``1``, floats
   formatted as Go's float32 ``%g``); null keys, integer keys beyond int64 and ``.inf``/``.nan``
   values cannot become JSON and are errors, as in Kubernetes;
@@ -313,8 +313,15 @@ class _Builder:
 
     @staticmethod
     def _merge(result: dict[str, Any], node: yaml.Node, value: Any, key: yaml.Node) -> None:
-        """go-yaml v2: merged keys override earlier ones; earlier list items win."""
-        sources = list(reversed(value)) if isinstance(node, yaml.SequenceNode) else [value]
+        """go-yaml v2: merged keys override earlier ones; earlier list items win.
+
+        An alias as the whole value must name a mapping: go-yaml v2 merges a sequence of
+        mappings only when it is written in place. An alias's node is the anchored node,
+        which always starts before the ``<<`` that refers to it.
+        """
+        aliased = node.start_mark.index < key.start_mark.index
+        listed = isinstance(node, yaml.SequenceNode) and not aliased
+        sources = list(reversed(value)) if listed else [value]
         for source in sources:
             if not isinstance(source, dict):
                 raise YamlError(

@@ -3,13 +3,15 @@
 What it flags: a default changed or removed, compared as JSON values (1 and 1.0 are the same
 default; formatting and key order never count).
 
-Why it matters: the apiserver writes a default into an object when it stores it, so objects
-written while the old default was in force keep its value. Objects last written before that
-default existed hold no value and read back with the new default (or, once it is removed,
-without one); new objects that omit the field get the new default. Which stored objects are
-hit depends on their history, so this is a warning.
+Why it matters: a default is part of the contract. A client that omits the field now gets
+another behaviour, and stored objects read back differently: the apiserver writes a default
+into an object when it stores it, so objects written while the old default was in force keep
+its value, but objects last written before that default existed hold no value and read back
+with the new default (or, once it is removed, without one). Every seed policy this project
+follows (ptah's guard, Grafana's, Hermes', OLM v1) counts a changed or removed default as
+breaking, so this is an error; a policy line (``default-changed: warning``) relaxes it.
 
-Allowed: the same default written differently.
+Allowed: the same default written differently (1 and 1.0; key order).
 """
 
 from __future__ import annotations
@@ -26,18 +28,28 @@ def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
         return
     before = old["default"]
     if "default" not in new:
-        yield Change((), f"default removed (was {schema.short(before)})", before, None)
+        yield Change(
+            (),
+            f"default removed (was {schema.short(before)}): stored objects without a value"
+            " read back without one, and new objects omitting the field get none",
+            before,
+            None,
+        )
     elif not schema.same_value(before, new["default"]):
         after = new["default"]
         yield Change(
-            (), f"default changed: {schema.short(before)} -> {schema.short(after)}", before, after
+            (),
+            f"default changed: {schema.short(before)} -> {schema.short(after)}: stored objects"
+            " without a value read back with the new one, and so do new objects omitting it",
+            before,
+            after,
         )
 
 
 RULE = Rule(
     code="UG219",
     name="default-changed",
-    severity=Severity.WARNING,
+    severity=Severity.ERROR,
     scope=Scope.PROPERTY,
     summary="A default was changed or removed.",
     compare=compare,

@@ -2,11 +2,19 @@
 
 What it flags: the storage version moved to another version.
 
-Why it matters: nothing already stored is converted; objects move on their next write. Until a
-storage migration rewrites them, a downgrade to a chart that no longer knows the new version
-is refused (crossplane/crossplane#6148), and status.storedVersions keeps both versions.
+Why it matters: nothing already stored is converted; objects move on their next write, and
+status.storedVersions keeps both versions until a storage migration rewrites every object.
+A rollback re-applies the previous release's CRD: if that release did not serve the new
+storage version, the apiserver refuses it (every entry of status.storedVersions must stay in
+spec.versions) and nothing written since can be read by the old release
+(crossplane/crossplane#6148). So, as Kubernetes' deprecation policy (rule 4b) says, the
+storage version may advance only to a version the previous release already served, while
+the previous storage version stays served: that move is reported as info, naming the
+storage migration still to do; any other move is an error (a move in the release that
+stops serving the previous storage version too: the policy wants one release serving both).
 
-Allowed: the same storage version on both sides.
+Allowed: the same storage version on both sides; a move to a version the old CRD served,
+with the old storage version still served (info).
 """
 
 from __future__ import annotations
@@ -20,8 +28,37 @@ from upgrade_guard.rules.base import Rule
 
 def compare(old: Crd, new: Crd) -> Iterator[Change]:
     before, after = old.storage_version, new.storage_version
-    if before != after:
-        yield Change(None, f"storage version moved from {before} to {after}", before, after)
+    if before == after:
+        return
+    moved = f"storage version moved from {before} to {after}"
+    if after not in old.served_versions:
+        yield Change(
+            None,
+            f"{moved}, which the previous release does not serve: a rollback to it cannot"
+            f" read objects this release writes as {after}; serve {after} for one release"
+            " first, then move the storage version",
+            before,
+            after,
+        )
+    elif before not in new.served_versions:
+        yield Change(
+            None,
+            f"{moved} in the release that stops serving {before}: Kubernetes' deprecation"
+            f" policy (rule 4b) moves storage in a release that serves both; keep serving"
+            f" {before} in this release",
+            before,
+            after,
+        )
+    else:
+        yield Change(
+            None,
+            f"{moved} ({after} was already served, so a rollback can read it): a storage"
+            f" migration is still to do: read and write back every object, then remove"
+            f" {before} from status.storedVersions, before {before} stops being served",
+            before,
+            after,
+            severity=Severity.INFO,
+        )
 
 
 RULE = Rule(
@@ -29,7 +66,7 @@ RULE = Rule(
     name="storage-version-changed",
     severity=Severity.ERROR,
     scope=Scope.CRD,
-    summary="The storage version moved.",
+    summary="The storage version moved to a version the previous release did not serve.",
     compare=compare,
     doc=__doc__ or "",
 )
