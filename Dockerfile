@@ -1,19 +1,26 @@
 # upgrade-guard as a one-shot container: non-root, no shell needed at run time, and nothing
 # written to the root filesystem, so it runs with readOnlyRootFilesystem: true.
+# tools/image/build.sh builds the same image without Docker (the same requirements file and the
+# same pip install commands; tests/packaging/test_image.py holds them together).
 FROM python:3.11.14-slim-bookworm AS build
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY requirements/image.txt requirements/image.txt
+RUN pip download --no-cache-dir --only-binary=:all: --no-deps --require-hashes \
+      --dest /wheels -r requirements/image.txt
+COPY pyproject.toml ./
 COPY hook ./hook
-RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels . \
- && pip wheel --no-cache-dir --wheel-dir /wheels "$(ls /wheels/upgrade_guard-*.whl)"
+RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
 
 FROM python:3.11.14-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 \
-    PYTHONUNBUFFERED=1 \
-    PIP_NO_CACHE_DIR=1
-COPY --from=build /wheels /wheels
-RUN pip install --no-index --find-links /wheels /wheels/upgrade_guard-*.whl \
- && rm -rf /wheels
+    PYTHONUNBUFFERED=1
+COPY requirements/image.txt /requirements/image.txt
+# pip, setuptools and wheel leave the image: nothing installs anything at run time.
+RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
+    pip install --no-cache-dir --no-index --find-links /wheels --no-deps --require-hashes -r /requirements/image.txt \
+ && pip install --no-cache-dir --no-index --no-deps /wheels/upgrade_guard-*.whl \
+ && pip uninstall --yes pip setuptools wheel \
+ && rm -r /requirements
 USER 65532:65532
 ENTRYPOINT ["upgrade-guard"]
 CMD ["--help"]

@@ -14,6 +14,9 @@ else
   echo "tools/test.sh: no Go toolchain; cluster tests will be skipped (install Go >= 1.25)"
 fi
 
+# The image a hook Job runs (tests/cluster run it under bwrap): built once per code change.
+tools/image/build.sh
+
 .venv/bin/ruff check hook tests tools
 .venv/bin/ruff format --check hook tests tools
 .venv/bin/mypy
