@@ -77,6 +77,7 @@ class Finding:
 class Outcome:
     findings: tuple[Finding, ...] = field(default_factory=tuple)
     crds_compared: int = 0
+    policy: str = "none (built-in defaults)"  # which policy judged, as reports name it
 
     @property
     def safe(self) -> bool:

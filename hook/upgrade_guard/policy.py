@@ -160,6 +160,7 @@ class Policy:
     restarts: tuple[Restart, ...] = ()
     counters: tuple[Counter, ...] = field(default_factory=tuple)
     stored_state: tuple[StoredState, ...] = ()
+    source: str = "none (built-in defaults)"
 
     def annotation(self, name: str) -> str:
         """The annotation key of a counter (crd-schema-version, crd-schema-digest, others)."""
@@ -334,7 +335,7 @@ def _contracts(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
 def parse_policy(raw: Any, source: str) -> Policy:
     """Turn a loaded policy document into a Policy, or raise PolicyError naming source."""
     if raw is None:
-        return DEFAULT_POLICY
+        return Policy(severities={}, source=source)
     _check_keys(raw, source, _TOP_KEYS, "a policy must be a mapping")
     profile = raw.get("profile", "default")
     if profile not in ("default", "strict"):
@@ -355,6 +356,7 @@ def parse_policy(raw: Any, source: str) -> Policy:
     if not isinstance(breaks, list):
         raise PolicyError(f"{source}: declared-breaks must be a list")
     return Policy(
+        source=source,
         severities=severities,
         strict=profile == "strict",
         storage_version_only=versions == "storage",

@@ -49,6 +49,7 @@ def test_text_lists_every_reason_then_the_verdict() -> None:
     assert RENDERERS["text"](history(REFUSAL, EXCUSED)) == (
         "baseline:  origin/main — explicit: the working tree against origin/main\n"
         "candidate: working tree\n"
+        "policy:    none (built-in defaults)\n"
         "schema:    version 3 → 3; changed: w.example.com changed\n"
         "counter:   controller-state-version (monotonic) 2 → 2\n"
         "\n"
@@ -80,6 +81,7 @@ def test_json_keys_are_always_present() -> None:
             "baseline",
             "candidate",
             "source",
+            "policy",
             "schema",
             "counters",
             "notes",

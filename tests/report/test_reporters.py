@@ -72,11 +72,14 @@ b.example.com
   error   UG105 served-version-removed
           served version v1alpha1 removed
 
+policy: none (built-in defaults)
 upgrade-guard UNSAFE — 2 CRDs; 2 error, 1 warning, 0 info, 1 excused
 """
 
 MARKDOWN = """\
 **upgrade-guard: unsafe** — 2 error, 1 warning, 0 info, 1 excused
+
+Policy: `none (built-in defaults)`
 
 ### `a.example.com`
 
@@ -98,7 +101,7 @@ GITHUB = """\
 ::warning title=UG208 bound-tightened::a.example.com v1 spec.size: maximum tightened: <= 10 -> <= 5
 ::notice title=UG201 property-removed::a.example.com v1 spec.old: removed from the schema: stored values are pruned on read (excused: unused since 1.2)
 ::error title=UG105 served-version-removed::b.example.com: served version v1alpha1 removed
-upgrade-guard: unsafe (2 error, 1 warning, 0 info, 1 excused)
+upgrade-guard: unsafe (2 error, 1 warning, 0 info, 1 excused; policy: none (built-in defaults))
 """
 
 
@@ -149,10 +152,12 @@ def test_json_report_shape_is_stable() -> None:
 def test_safe_outcome() -> None:
     safe = Outcome(findings=(), crds_compared=1)
     assert REPORTERS["text"](safe) == (
+        "policy: none (built-in defaults)\n"
         "upgrade-guard SAFE — 1 CRD; 0 error, 0 warning, 0 info, 0 excused\n"
     )
     assert json.loads(REPORTERS["json"](safe)) == {
         "verdict": "safe",
+        "policy": "none (built-in defaults)",
         "summary": {"error": 0, "warning": 0, "info": 0, "excused": 0},
         "findings": [],
     }

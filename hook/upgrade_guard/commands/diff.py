@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 import typer
@@ -52,5 +53,6 @@ def diff(
     outcome = engine.compare_crds(
         before, after, history.scoped_to_release(chosen, before, after), version
     )
+    outcome = replace(outcome, policy=chosen.source)
     options.write_report(outcome, output)
     raise typer.Exit(int(outcome.exit_code))

@@ -9,15 +9,15 @@ import re
 import sys
 from collections.abc import Callable
 from functools import wraps
+from pathlib import Path
 from typing import Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 
 from upgrade_guard.findings import ExitCode, Outcome
 from upgrade_guard.load.documents import LoadError
-from upgrade_guard.load.policy_file import read_policy
+from upgrade_guard.load.policy_file import chosen_policy
 from upgrade_guard.policy import (
-    DEFAULT_POLICY,
     SCHEMA_DIGEST,
     SCHEMA_VERSION,
     Policy,
@@ -41,7 +41,13 @@ class UsageProblem(ValueError):
     """An option value the command cannot use."""
 
 
-PolicyOption = Annotated[str | None, typer.Option(metavar="FILE", help="Policy file (YAML).")]
+PolicyOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="FILE",
+        help="Policy file; default: .upgrade-guard.yaml, searched up to the git root.",
+    ),
+]
 OutputOption = Annotated[
     Output, typer.Option(metavar="FORMAT", help="text, json, markdown or github.")
 ]
@@ -83,7 +89,8 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
 
 
 def policy_from(path: str | None) -> Policy:
-    return read_policy(path) if path else DEFAULT_POLICY
+    """The policy given with --policy, else .upgrade-guard.yaml found from here, else none."""
+    return chosen_policy(path, Path.cwd())
 
 
 def parse_kube_version(value: str | None) -> tuple[int, int] | None:

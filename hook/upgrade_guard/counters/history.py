@@ -478,6 +478,7 @@ def verify_history(baseline: Side, candidate: Side, policy: Policy, source: str)
         outcome=Outcome(
             findings=tuple(findings) + tuple(engine_findings),
             crds_compared=compared.crds_compared,
+            policy=policy.source,
         ),
         notes=tuple(notes),
     )

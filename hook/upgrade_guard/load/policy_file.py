@@ -1,9 +1,19 @@
-"""Read a policy file from disk into a Policy."""
+"""Read a policy file from disk into a Policy, or find the one the repository keeps.
+
+By convention the policy is ``.upgrade-guard.yaml`` in the current directory or the nearest
+parent up to the root of the git work tree it is in (the directory holding ``.git``), so
+pre-commit hooks and CI steps find it without ``--policy``.
+"""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 from upgrade_guard.load.documents import LoadError, load_documents
-from upgrade_guard.policy import Policy, parse_policy
+from upgrade_guard.policy import DEFAULT_POLICY, Policy, parse_policy
+
+CONVENTIONAL_NAME = ".upgrade-guard.yaml"
 
 
 def read_policy(path: str) -> Policy:
@@ -11,3 +21,24 @@ def read_policy(path: str) -> Policy:
     if len(documents) != 1:
         raise LoadError(f"{path}: a policy file holds exactly one YAML document")
     return parse_policy(documents[0].body, path)
+
+
+def find_policy(start: Path) -> Path | None:
+    """The conventional policy file seen from start: start or a parent, up to the git root."""
+    for directory in (start, *start.parents):
+        candidate = directory / CONVENTIONAL_NAME
+        if candidate.is_file():
+            return candidate
+        if (directory / ".git").exists():
+            return None
+    return None
+
+
+def chosen_policy(path: str | None, start: Path) -> Policy:
+    """The policy given with --policy, else the conventional file, else the defaults."""
+    if path:
+        return read_policy(path)
+    found = find_policy(start)
+    if found is None:
+        return DEFAULT_POLICY
+    return read_policy(os.path.relpath(found, start))

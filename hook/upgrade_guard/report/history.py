@@ -9,7 +9,7 @@ above it.
 JSON shape (every key always present):
 
     {"verdict": "safe" | "unsafe",
-     "baseline": str, "candidate": str, "source": str,
+     "baseline": str, "candidate": str, "source": str, "policy": str,
      "schema": {"baseline_version": int | null, "candidate_version": int | null,
                 "changed": bool, "changes": [str], "first_adoption": bool,
                 "restart": str | null},
@@ -53,6 +53,7 @@ def headline(history: History) -> str:
 def _facts(history: History) -> list[str]:
     lines = [f"baseline:  {history.baseline} — {history.source}"]
     lines.append(f"candidate: {history.candidate}")
+    lines.append(f"policy:    {history.outcome.policy}")
     schema = (
         f"schema:    version {_version(history.baseline_version)} →"
         f" {_version(history.candidate_version)}"
@@ -104,6 +105,7 @@ def render_json(history: History) -> str:
         "baseline": history.baseline,
         "candidate": history.candidate,
         "source": history.source,
+        "policy": history.outcome.policy,
         "schema": {
             "baseline_version": history.baseline_version,
             "candidate_version": history.candidate_version,

@@ -1,6 +1,7 @@
 """The machine-readable report. Its shape is stable and documented in the README:
 
     {"verdict": "safe" | "unsafe",
+     "policy": str,   # the policy file used, or "none (built-in defaults)"
      "summary": {"error": int, "warning": int, "info": int, "excused": int},
      "findings": [{"code", "rule", "severity", "crd", "version", "path", "message",
                    "excused", "reason", "notes", "old", "new"}, ...]}
@@ -48,6 +49,7 @@ def summary(outcome: Outcome) -> dict[str, int]:
 def render(outcome: Outcome) -> str:
     document = {
         "verdict": outcome.verdict,
+        "policy": outcome.policy,
         "summary": summary(outcome),
         "findings": [finding_as_dict(finding) for finding in outcome.findings],
     }

@@ -32,6 +32,7 @@ def render(outcome: Outcome) -> str:
     counts = summary(outcome)
     verdict = "**upgrade-guard: safe**" if outcome.safe else "**upgrade-guard: unsafe**"
     lines = [f"{verdict} — " + ", ".join(f"{n} {kind}" for kind, n in counts.items()), ""]
+    lines += [f"Policy: `{outcome.policy}`", ""]
     for crd, findings in groupby(outcome.findings, key=lambda f: f.crd):
         lines += [
             f"### `{crd}`",

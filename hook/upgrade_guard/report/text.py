@@ -51,6 +51,7 @@ def render(outcome: Outcome, color: bool, width: int = 80) -> str:
             for line in _finding_lines(finding):
                 console.print(line)
         console.print()
+    console.print(Text(f"policy: {outcome.policy}", style="dim"))
     counts = ", ".join(f"{n} {kind}" for kind, n in summary(outcome).items())
     verdict = Text(
         "SAFE" if outcome.safe else "UNSAFE", style="bold green" if outcome.safe else "bold red"
