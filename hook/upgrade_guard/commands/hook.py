@@ -210,4 +210,4 @@ def _judge(
     )
     state = live.LiveFacts(facts.chart_counters, written_state=written)
     own = live.schema_findings(after, before, policy) + live.state_findings(state)
-    return Outcome(tuple(own) + compared.findings, compared.crds_compared)
+    return Outcome(tuple(own) + compared.findings, compared.crds_compared, policy.source)
