@@ -11,17 +11,20 @@ from __future__ import annotations
 import json
 import marshal
 import re
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NamedTuple
 
 Path = tuple[str, ...]
 Node = Mapping[str, Any]
 
 ITEMS = "[]"
 ADDITIONAL = "*"
+VALUE_KEYWORDS = ("properties", "items", "additionalProperties")
 JUNCTORS = ("allOf", "anyOf", "oneOf", "not")
+SUBSCHEMA_KEYWORDS = frozenset(VALUE_KEYWORDS + JUNCTORS)
 DOCUMENTATION_KEYWORDS = frozenset({"description", "title", "example", "externalDocs"})
-CHILD_KEYWORDS = frozenset({"properties", "items", "additionalProperties"})
+_BRANCH_LISTS = ("allOf", "anyOf", "oneOf")
+_SEGMENTS = {"items": ITEMS, "additionalProperties": ADDITIONAL}
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_$@-][A-Za-z0-9_$@/-]*\Z")
 
@@ -52,21 +55,88 @@ def is_below(path: Path, ancestor: Path) -> bool:
     return len(path) > len(ancestor) and path[: len(ancestor)] == ancestor
 
 
+class Position(NamedTuple):
+    """One schema position directly inside a node: ``keyword``, then ``key`` (the property
+    name under properties, the index under allOf/anyOf/oneOf, else None) and the schema
+    there, as written."""
+
+    keyword: str
+    key: str | int | None
+    schema: Any
+
+    @property
+    def segment(self) -> str | None:
+        """The path segment of a value location; None for a branch of allOf/anyOf/oneOf/not,
+        which constrains the node's own value."""
+        if self.keyword == "properties":
+            return segment(str(self.key))
+        return _SEGMENTS.get(self.keyword)
+
+
+def subschemas(node: Node) -> Iterator[Position]:
+    """Every schema position directly inside node: the one walker all schema code uses.
+
+    The positions are each value of ``properties``, ``items``, ``additionalProperties``,
+    ``not`` and each member of ``allOf``, ``anyOf``, ``oneOf``. A keyword whose value is null
+    is absent, as Go reads it. Positions come as written, whatever they hold (a property set
+    to null is an empty schema to the apiserver, without a type, so the loader refuses it):
+    ``additionalProperties`` may be ``true`` (any value, read with an empty schema, so objects
+    inside are pruned) or ``false`` (no value); judging anything else that is not a mapping
+    is the caller's. A ``properties`` that is not a mapping, or a combinator that is not a
+    list, holds no positions (the loader refuses it).
+    """
+    for keyword in VALUE_KEYWORDS + JUNCTORS:
+        value = node.get(keyword)
+        if value is None:
+            continue
+        if keyword == "properties":
+            if isinstance(value, Mapping):
+                for name, child in value.items():
+                    yield Position(keyword, str(name), child)
+        elif keyword in _BRANCH_LISTS:
+            if isinstance(value, list):
+                for index, child in enumerate(value):
+                    yield Position(keyword, index, child)
+        else:
+            yield Position(keyword, None, value)
+
+
 def children(node: Node) -> Iterator[tuple[str, Node]]:
-    """The schemas of the values directly inside node, with their path segments."""
-    properties = node.get("properties")
-    if isinstance(properties, Mapping):
-        for name, child in properties.items():
-            if isinstance(child, Mapping):
-                yield segment(str(name)), child
-    items = node.get("items")
-    if isinstance(items, Mapping):
-        yield ITEMS, items
-    additional = node.get("additionalProperties")
-    if isinstance(additional, Mapping):
-        yield ADDITIONAL, additional
-    elif additional is True:
-        yield ADDITIONAL, {}
+    """The schemas of the values directly inside node, with their path segments.
+
+    ``additionalProperties: true`` is the empty schema here, as the apiserver prunes with it.
+    """
+    for position in subschemas(node):
+        part = position.segment
+        if part is None:
+            continue
+        if isinstance(position.schema, Mapping):
+            yield part, position.schema
+        elif position.schema is True and part == ADDITIONAL:
+            yield part, {}
+
+
+def rebuilt(node: Node, rebuild: Callable[[Any], Any]) -> dict[str, Any]:
+    """A copy of node with each schema position directly inside it replaced by
+    ``rebuild(position)`` and null positions left out; node itself is not modified."""
+    result: dict[str, Any] = {}
+    for key, value in node.items():
+        if key == "properties" and isinstance(value, Mapping):
+            result[key] = {}
+        elif key in _BRANCH_LISTS and isinstance(value, list):
+            result[key] = []
+        elif value is not None or key not in SUBSCHEMA_KEYWORDS:
+            result[key] = value
+    for keyword, name_or_index, child in subschemas(node):
+        if child is None:
+            continue
+        if name_or_index is None:
+            result[keyword] = rebuild(child)
+        elif isinstance(name_or_index, str):
+            result[keyword][name_or_index] = rebuild(child)
+        else:
+            result[keyword].append(rebuild(child))
+    return result
 
 
 def paired_locations(old: Node, new: Node) -> Iterator[tuple[Path, Node, Node]]:
@@ -99,36 +169,19 @@ def _identical(old: Any, new: Any) -> bool:
     )
 
 
-def own_keywords(node: Node) -> dict[str, Any]:
-    """The keywords that constrain this node itself: no children, no documentation."""
-    return {
-        key: value
-        for key, value in node.items()
-        if key not in CHILD_KEYWORDS and key not in DOCUMENTATION_KEYWORDS
-    }
-
-
-def without_documentation(schema: Any) -> Any:
-    """A schema with description, title, example and externalDocs removed at every level.
+def without_documentation(node: Any) -> Any:
+    """A schema with description, title, example and externalDocs removed at every position.
 
     Only schema positions are touched: a property named ``description`` and the contents of
     ``default`` or ``enum`` are data and stay as they are.
     """
-    if not isinstance(schema, Mapping):
-        return schema
-    result: dict[str, Any] = {}
-    for key, value in schema.items():
-        if key in DOCUMENTATION_KEYWORDS:
-            continue
-        if key == "properties" and isinstance(value, Mapping):
-            result[key] = {name: without_documentation(child) for name, child in value.items()}
-        elif key in ("items", "additionalProperties", "not"):
-            result[key] = without_documentation(value)
-        elif key in ("allOf", "anyOf", "oneOf") and isinstance(value, list):
-            result[key] = [without_documentation(child) for child in value]
-        else:
-            result[key] = value
-    return result
+    if not isinstance(node, Mapping):
+        return node
+    return {
+        key: value
+        for key, value in rebuilt(node, without_documentation).items()
+        if key not in DOCUMENTATION_KEYWORDS
+    }
 
 
 def preserves_unknown_fields(node: Node) -> bool:

@@ -131,21 +131,11 @@ def normalized_schema(node: Any) -> Any:
     if not isinstance(node, Mapping):
         return node
     result: dict[str, Any] = {}
-    for key, value in node.items():
+    for key, value in schema.rebuilt(node, normalized_schema).items():
         if key in schema.DOCUMENTATION_KEYWORDS or value is None:
             continue
-        if key == "properties" and isinstance(value, Mapping):
-            result[key] = {
-                name: normalized_schema(child) for name, child in value.items() if child is not None
-            }
-        elif key in ("items", "additionalProperties", "not"):
-            result[key] = normalized_schema(value)
-        elif key in ("allOf", "anyOf", "oneOf") and isinstance(value, list):
-            result[key] = [normalized_schema(child) for child in value]
-        elif key in ("default", "enum"):
-            result[key] = value
-        else:
-            result[key] = _without_nulls(value)
+        kept = key in schema.SUBSCHEMA_KEYWORDS or key in ("default", "enum")
+        result[key] = value if kept else _without_nulls(value)
     for key in _FALSE_DROPPED:
         if result.get(key) is False:
             del result[key]

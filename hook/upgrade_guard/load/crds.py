@@ -46,8 +46,8 @@ def _check_schema(root: Any, source: Source, name: str, version: str) -> None:
             fail(path, "$ref is not allowed in CRD schemas")
         if isinstance(node.get("items"), list):
             fail(path, "items must be one schema, not a list")
-        if "properties" in node and node.get("additionalProperties") not in (None, False):
-            fail(path, "properties and additionalProperties cannot both be set")
+        if node.get("properties") and node.get("additionalProperties") not in (None, True):
+            fail(path, "properties and additionalProperties cannot both be set (except true)")
         declared = node.get("type")
         if declared is not None and declared not in _TYPES:
             fail(path, f"unknown type {declared!r}")
@@ -60,19 +60,21 @@ def _check_schema(root: Any, source: Source, name: str, version: str) -> None:
             or node.get("x-kubernetes-preserve-unknown-fields") is True
         ):
             fail(path, "type is missing")
-        properties = node.get("properties", {})
-        if not isinstance(properties, Mapping):
+        if not isinstance(node.get("properties") or {}, Mapping):
             fail(path, "properties must be a mapping")
-        for part, child in schema.children(node):
-            stack.append((path + (part,), child, in_junctor, False))
-        int_or_string = node.get("x-kubernetes-int-or-string") is True
         for keyword in ("allOf", "anyOf", "oneOf"):
-            branches = node.get(keyword, [])
-            if not isinstance(branches, list):
+            if not isinstance(node.get(keyword) or [], list):
                 fail(path, f"{keyword} must be a list")
-            stack.extend((path, branch, True, int_or_string) for branch in branches)
-        if "not" in node:
-            stack.append((path, node["not"], True, False))
+        int_or_string = node.get("x-kubernetes-int-or-string") is True
+        for position in schema.subschemas(node):
+            part = position.segment
+            if part == schema.ADDITIONAL and isinstance(position.schema, bool):
+                continue
+            if part is None:
+                branch_typed = int_or_string and position.keyword != "not"
+                stack.append((path, position.schema, True, branch_typed))
+            else:
+                stack.append((path + (part,), position.schema, in_junctor, False))
 
 
 def _check_crd(body: Mapping[str, Any], source: Source) -> Crd:
