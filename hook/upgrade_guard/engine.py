@@ -15,7 +15,7 @@ from typing import Any
 from upgrade_guard import rules, schema
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Finding, Outcome, Scope, Severity
-from upgrade_guard.policy import DEFAULT_POLICY, Policy
+from upgrade_guard.policy import DEFAULT_POLICY, DeclaredBreak, Policy, did_you_mean, glob_pattern
 from upgrade_guard.rules import crd_removed, declared_break_unused, unclassified_change
 from upgrade_guard.rules import served_versions_incompatible as served_pairs
 from upgrade_guard.rules.base import Rule
@@ -287,10 +287,25 @@ def _apply_declared_breaks(findings: list[Finding], policy: Policy) -> list[Find
                         crd=declared.crd,
                         version=declared.version,
                         path=declared.path,
-                        message=f"declared break {declared} matches no finding of this change",
+                        message=f"declared break {declared} matches no finding of this change"
+                        + _nearest(declared, findings),
                     )
                 )
     return result
+
+
+def _nearest(declared: DeclaredBreak, findings: list[Finding]) -> str:
+    """A hint for a declared break that matched nothing: the nearest CRD name when no finding
+    is in a CRD it names, else the nearest path among that CRD's findings of its rule."""
+    if any(declared.excuses(f) for f in findings):
+        return " (its findings are excused by an earlier declared break)"
+    in_crd = [f for f in findings if glob_pattern(declared.crd).match(f.crd)]
+    if not in_crd:
+        return did_you_mean(declared.crd, {f.crd for f in findings})
+    same_rule = [f.path for f in in_crd if f.code == declared.code and f.path]
+    if declared.path is None or not same_rule:
+        return ""
+    return did_you_mean(declared.path, set(same_rule))
 
 
 def _report_order(finding: Finding) -> tuple[Any, ...]:

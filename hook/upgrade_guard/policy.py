@@ -43,8 +43,11 @@ Schema and counter values are canonical positive decimals: 1, 2, 10 (not 0, 01, 
 
 from __future__ import annotations
 
+import difflib
+import functools
+import json
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,7 +72,9 @@ _TOP_KEYS = frozenset(
         "stored-state",
     }
 )
-_BREAK_KEYS = frozenset({"crd", "rule", "path", "version", "schema-version", "reason"})
+_BREAK_KEYS = frozenset(
+    {"crd", "rule", "path", "version", "schema-version", "reason", "old", "new"}
+)
 _RESTART_KEYS = frozenset({"schema-version", "digests", "reason"})
 _COUNTER_KEYS = frozenset({"name", "rule", "files", "annotation", "paired-with-image"})
 _STORED_STATE_KEYS = frozenset({"resource", "version", "path"})
@@ -88,28 +93,56 @@ class PolicyError(ValueError):
     """A policy document that cannot be used; the message names the file and the entry."""
 
 
+@functools.cache
+def glob_pattern(pattern: str) -> re.Pattern[str]:
+    """A CRD name or dotted-path glob: ``**`` is any text, ``*`` any text without a ``.``;
+    every other character, ``[]`` included, stands for itself."""
+    parts = (re.escape(piece).replace("\\*", "[^.]*") for piece in pattern.split("**"))
+    return re.compile(".*".join(parts) + r"\Z")
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, default=str)
+
+
 @dataclass(frozen=True)
 class DeclaredBreak:
+    """Findings the authors mean. ``crd`` and ``path`` are globs (``glob_pattern``); without
+    ``path`` a break is for CRD-level findings, unless it is a group: a break with ``old``
+    and ``new`` (``change``) excuses every finding of its rule with exactly that change, at
+    any path (or at the paths ``path`` matches)."""
+
     crd: str
     code: str
     path: str | None
     version: str | None
     reason: str
     schema_version: int | None = None
+    change: tuple[Any, Any] | None = None
 
     def excuses(self, finding: Finding) -> bool:
-        return (
-            finding.crd == self.crd
-            and finding.code == self.code
-            and finding.path == self.path
-            and (self.version is None or finding.version == self.version)
-        )
+        if finding.code != self.code or not glob_pattern(self.crd).match(finding.crd):
+            return False
+        if self.version is not None and finding.version != self.version:
+            return False
+        if self.change is not None and (
+            _canonical_json(finding.old) != _canonical_json(self.change[0])
+            or _canonical_json(finding.new) != _canonical_json(self.change[1])
+        ):
+            return False
+        if self.path is None:
+            return self.change is not None or finding.path is None
+        return finding.path is not None and bool(glob_pattern(self.path).match(finding.path))
 
     def __str__(self) -> str:
         where = f" at {self.path}" if self.path else ""
         version = f" version {self.version}" if self.version else ""
         shipped = f" (schema version {self.schema_version})" if self.schema_version else ""
-        return f"{self.code} on {self.crd}{version}{where}{shipped}"
+        group = ""
+        if self.change is not None:
+            old, new = (_canonical_json(value) for value in self.change)
+            group = f" changing {old} -> {new}"
+        return f"{self.code} on {self.crd}{version}{where}{group}{shipped}"
 
 
 @dataclass(frozen=True)
@@ -176,10 +209,18 @@ class Policy:
 DEFAULT_POLICY = Policy(severities={})
 
 
+def did_you_mean(wrong: Any, known: Iterable[str]) -> str:
+    """ " (did you mean 'x'?)" for the nearest known spelling, or "" when nothing is near."""
+    near = difflib.get_close_matches(str(wrong), sorted(known), n=1, cutoff=0.6)
+    return f" (did you mean {near[0]!r}?)" if near else ""
+
+
 def _rule_code(value: Any, where: str) -> str:
     rule = rules.lookup(str(value)) if isinstance(value, str) else None
     if rule is None:
-        raise PolicyError(f"{where}: unknown rule {value!r} (see `upgrade-guard rules`)")
+        names = [r.name for r in rules.ALL_RULES] + [r.code for r in rules.ALL_RULES]
+        hint = did_you_mean(value, names) or " (see `upgrade-guard rules`)"
+        raise PolicyError(f"{where}: unknown rule {value!r}{hint}")
     return rule.code
 
 
@@ -221,19 +262,37 @@ def _check_keys(entry: Any, where: str, allowed: frozenset[str], shape: str) -> 
     """A policy entry must be a mapping of known keys; the error names where it is."""
     if not isinstance(entry, Mapping):
         raise PolicyError(f"{where}: {shape}")
-    unknown = sorted(set(entry) - allowed)
+    unknown = sorted(set(entry) - allowed, key=str)
     if unknown:
-        raise PolicyError(f"{where}: unknown key {unknown[0]!r}")
+        raise PolicyError(f"{where}: unknown key {unknown[0]!r}{did_you_mean(unknown[0], allowed)}")
+
+
+def _change(entry: Mapping[str, Any], where: str) -> tuple[Any, Any] | None:
+    if "old" not in entry and "new" not in entry:
+        return None
+    if "old" not in entry or "new" not in entry:
+        raise PolicyError(f"{where}: a group names both old and new (null for absent)")
+    return entry["old"], entry["new"]
+
+
+def _reason(entry: Mapping[str, Any], where: str) -> str:
+    reason = entry.get("reason")
+    if isinstance(reason, str) and not reason.strip() and "reason" in entry:
+        raise PolicyError(
+            f"{where}: reason is empty: say why this break is meant before it excuses anything"
+        )
+    return _text(entry, "reason", where, required=True) or ""
 
 
 def _declared_break(entry: Any, where: str) -> DeclaredBreak:
     _check_keys(entry, where, _BREAK_KEYS, "must be a mapping with crd, rule, reason")
     return DeclaredBreak(
+        change=_change(entry, where),
         crd=_text(entry, "crd", where, required=True) or "",
         code=_rule_code(entry.get("rule"), f"{where}.rule"),
         path=_text(entry, "path", where, required=False),
         version=_text(entry, "version", where, required=False),
-        reason=_text(entry, "reason", where, required=True) or "",
+        reason=_reason(entry, where),
         schema_version=_schema_version(entry, where),
     )
 
@@ -366,3 +425,50 @@ def parse_policy(raw: Any, source: str) -> Policy:
         ),
         **_contracts(raw, source),
     )
+
+
+# ------------------------------------------------ declared breaks written from findings
+
+
+def _crd_glob(names: set[str]) -> str:
+    """One CRD name, or a glob over the longest dotted suffix the names share."""
+    if len(names) == 1:
+        return next(iter(names))
+    labels = [name.split(".") for name in names]
+    shared: list[str] = []
+    while all(len(parts) > len(shared) + 1 for parts in labels):
+        candidates = {parts[-1 - len(shared)] for parts in labels}
+        if len(candidates) != 1:
+            break
+        shared.insert(0, candidates.pop())
+    single_label = all(len(parts) == len(shared) + 1 for parts in labels)
+    return ("*" if single_label else "**") + "".join(f".{label}" for label in shared)
+
+
+def declared_break_entries(findings: Iterable[Finding]) -> list[tuple[int, dict[str, Any]]]:
+    """Policy entries, with ``reason: ""`` to fill in, that would excuse every refusing
+    finding: findings of one rule with the same change (old -> new) become one group entry;
+    the others one entry per place (CRD, rule, version, path). Each comes with the number
+    of findings it covers; groups come first, so they match before any place entry."""
+    changes: dict[tuple[str, str, str], list[Finding]] = {}
+    for finding in findings:
+        if finding.refuses and rules.lookup(finding.code) is not None:
+            key = (finding.code, _canonical_json(finding.old), _canonical_json(finding.new))
+            changes.setdefault(key, []).append(finding)
+    entries: list[tuple[int, dict[str, Any]]] = []
+    places: dict[tuple[str, str, str | None, str | None], list[Finding]] = {}
+    for members in changes.values():
+        first = members[0]
+        if len(members) == 1:
+            places.setdefault((first.crd, first.code, first.version, first.path), []).append(first)
+            continue
+        group = {"crd": _crd_glob({f.crd for f in members}), "rule": first.rule}
+        entries.append((len(members), {**group, "old": first.old, "new": first.new}))
+    for (crd, _, version, path), members in places.items():
+        entry: dict[str, Any] = {"crd": crd, "rule": members[0].rule}
+        if version is not None:
+            entry["version"] = version
+        if path is not None:
+            entry["path"] = path
+        entries.append((len(members), entry))
+    return [(count, {**entry, "reason": ""}) for count, entry in entries]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -10,8 +11,26 @@ import typer
 from upgrade_guard import engine
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history
+from upgrade_guard.findings import Outcome
+from upgrade_guard.load import policy_file
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, load_documents
+from upgrade_guard.policy import declared_break_entries
+
+
+def _declare_breaks(outcome: Outcome, policy: str | None) -> None:
+    entries = declared_break_entries(outcome.findings)
+    if not entries:
+        typer.echo("upgrade-guard: nothing to declare: no finding refuses", err=True)
+        return
+    target = policy_file.policy_to_edit(policy, Path.cwd())
+    policy_file.append_declared_breaks(target, entries)
+    covered = sum(count for count, _ in entries)
+    typer.echo(
+        f"upgrade-guard: wrote {len(entries)} declared breaks ({covered} findings) to {target};"
+        ' fill in each reason: "" (the policy is refused until every reason says why)',
+        err=True,
+    )
 
 
 @options.guarded
@@ -29,6 +48,14 @@ def diff(
     ] = None,
     output: options.OutputOption = options.Output.text,
     max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
+    declare_breaks: Annotated[
+        bool,
+        typer.Option(
+            "--declare-breaks",
+            help="Append every refusing finding to the policy as a declared break with"
+            ' reason: "" (grouped by rule and change) for a person to fill in.',
+        ),
+    ] = False,
     allow_no_crds: Annotated[
         bool,
         typer.Option(
@@ -53,6 +80,9 @@ def diff(
     outcome = engine.compare_crds(
         before, after, history.scoped_to_release(chosen, before, after), version
     )
+    outcome = history.note_unapplied_release_breaks(outcome, chosen, before, after)
     outcome = replace(outcome, policy=chosen.source)
     options.write_report(outcome, output)
+    if declare_breaks:
+        _declare_breaks(outcome, policy)
     raise typer.Exit(int(outcome.exit_code))

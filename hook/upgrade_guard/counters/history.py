@@ -347,11 +347,54 @@ def scoped_to_release(policy: Policy, old: Mapping[str, Crd], new: Mapping[str, 
     release crosses it (``breaks_for`` with the highest version each side is stamped with);
     the others belong to other releases and are neither used nor reported as unused.
     """
-    key = policy.annotation(SCHEMA_VERSION)
-    before = _agreed(old, key, _SCHEMA_CHECKS, "old", None)
-    after = _agreed(new, key, _SCHEMA_CHECKS, "new", None)
+    before, after = _release_versions(policy, old, new)
     unversioned = tuple(b for b in policy.declared_breaks if b.schema_version is None)
     return replace(policy, declared_breaks=unversioned + breaks_for(policy, before, after))
+
+
+def _release_versions(
+    policy: Policy, old: Mapping[str, Crd], new: Mapping[str, Crd]
+) -> tuple[int | None, int | None]:
+    key = policy.annotation(SCHEMA_VERSION)
+    return (
+        _agreed(old, key, _SCHEMA_CHECKS, "old", None),
+        _agreed(new, key, _SCHEMA_CHECKS, "new", None),
+    )
+
+
+def note_unapplied_breaks(
+    outcome: Outcome, policy: Policy, before: int | None, after: int | None
+) -> Outcome:
+    """Each finding a declared break would excuse but for its schema-version gets a note
+    saying why the break did not apply."""
+    active = breaks_for(policy, before, after)
+    scoped_out = [
+        b for b in policy.declared_breaks if b.schema_version is not None and b not in active
+    ]
+    if not scoped_out:
+        return outcome
+    if after is None:
+        why = "the new CRDs carry no schema version (run upgrade-guard stamp)"
+    elif before is not None and after <= before:
+        why = f"the schema version does not rise ({before} -> {after})"
+    else:
+        why = f"this release goes from schema version {before or 0} to {after}"
+    findings = []
+    for finding in outcome.findings:
+        if finding.excused is None:
+            notes = [
+                f"declared break {b} not applied: {why}" for b in scoped_out if b.excuses(finding)
+            ]
+            finding = replace(finding, notes=finding.notes + tuple(notes))
+        findings.append(finding)
+    return replace(outcome, findings=tuple(findings))
+
+
+def note_unapplied_release_breaks(
+    outcome: Outcome, policy: Policy, old: Mapping[str, Crd], new: Mapping[str, Crd]
+) -> Outcome:
+    """``note_unapplied_breaks`` for a comparison of two CRD sets (diff, the cluster hook)."""
+    return note_unapplied_breaks(outcome, policy, *_release_versions(policy, old, new))
 
 
 def verify_history(baseline: Side, candidate: Side, policy: Policy, source: str) -> History:
@@ -451,7 +494,7 @@ def verify_history(baseline: Side, candidate: Side, policy: Policy, source: str)
     compared = engine.compare_crds(
         normalized(baseline.crds), normalized(candidate.crds), engine_policy, None
     )
-    engine_findings = list(compared.findings)
+    engine_findings = list(note_unapplied_breaks(compared, policy, before, after).findings)
     if restart is not None:
         engine_findings = [
             replace(f, excused=f"restart of schema version {before}: {restart.reason}")

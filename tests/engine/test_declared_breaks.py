@@ -1,0 +1,267 @@
+"""Declared breaks at the scale of real releases: path globs, groups by change, entries
+written from findings, typo hints, and why a scoped break did not apply."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from corpus import require_corpus
+from crd_builders import NAME, compare, crd, obj, spec_schema, version
+from upgrade_guard.findings import Outcome
+from upgrade_guard.load.policy_file import append_declared_breaks
+from upgrade_guard.policy import PolicyError, declared_break_entries, parse_policy
+
+STR = {"type": "string"}
+LONG = {"type": "string", "minLength": 1}
+
+
+def two_receivers(node: dict[str, Any]) -> dict[str, Any]:
+    """receivers[].name and receivers[].url, both with node, and other.name too."""
+    receiver = {"type": "object", "properties": {"name": node, "url": node}}
+    return crd(
+        version(
+            schema=spec_schema(receivers={"type": "array", "items": receiver}, other=obj(name=node))
+        )
+    )
+
+
+OLD, NEW = two_receivers(STR), two_receivers(LONG)
+
+
+def judged(*breaks: dict[str, Any]) -> Outcome:
+    return compare(OLD, NEW, policy=parse_policy({"declared-breaks": list(breaks)}, "p"))
+
+
+def excused_paths(outcome: Outcome) -> list[str | None]:
+    return sorted(f.path or "" for f in outcome.findings if f.excused)
+
+
+def refused(outcome: Outcome) -> list[tuple[str, str | None]]:
+    return sorted((f.code, f.path) for f in outcome.findings if f.refuses)
+
+
+def entry(**fields: Any) -> dict[str, Any]:
+    return {"crd": NAME, "rule": "bound-tightened", "reason": "names were never empty", **fields}
+
+
+# Each excusing declaration beside the nearest one that does not excuse the same finding.
+@pytest.mark.parametrize(
+    ("declared", "excused"),
+    [
+        pytest.param(
+            entry(path="spec.receivers[].*"),
+            ["spec.receivers[].name", "spec.receivers[].url"],
+            id="star-one-segment",
+        ),
+        pytest.param(
+            entry(path="spec.*.name"),
+            ["spec.other.name", "spec.receivers[].name"],
+            id="star-is-one-segment-brackets-included",
+        ),
+        pytest.param(
+            entry(path="spec.**.name"),
+            ["spec.other.name", "spec.receivers[].name"],
+            id="double-star-any-depth",
+        ),
+        pytest.param(
+            entry(path="spec.**"),
+            ["spec.other.name", "spec.receivers[].name", "spec.receivers[].url"],
+            id="double-star-all",
+        ),
+        pytest.param(
+            entry(crd="*.example.com", path="spec.other.name"), ["spec.other.name"], id="crd-glob"
+        ),
+        pytest.param(
+            entry(old=None, new=1),
+            ["spec.other.name", "spec.receivers[].name", "spec.receivers[].url"],
+            id="group-same-change",
+        ),
+        pytest.param(
+            entry(old=None, new=1, path="spec.receivers[].*"),
+            ["spec.receivers[].name", "spec.receivers[].url"],
+            id="group-within-glob",
+        ),
+    ],
+)
+def test_one_declaration_excuses_many_findings(
+    declared: dict[str, Any], excused: list[str]
+) -> None:
+    outcome = judged(declared)
+    assert excused_paths(outcome) == excused
+    assert all(f.code == "UG208" for f in outcome.findings if f.refuses)
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        pytest.param(entry(path="spec.receivers.*"), id="items-need-brackets"),
+        pytest.param(entry(old=None, new=2), id="group-other-change"),
+        pytest.param(entry(old=1, new=None), id="group-reversed-change"),
+        pytest.param(entry(rule="pattern-changed", old=None, new=1), id="group-other-rule"),
+        pytest.param(entry(crd="*.example.org", old=None, new=1), id="crd-glob-elsewhere"),
+    ],
+)
+def test_near_misses_excuse_nothing_and_are_refused_as_unused(declared: dict[str, Any]) -> None:
+    outcome = judged(declared)
+    assert excused_paths(outcome) == []
+    assert ("UG902", declared.get("path")) in refused(outcome)
+
+
+def test_a_group_names_both_old_and_new() -> None:
+    with pytest.raises(PolicyError, match=r"declared-breaks\[0\]: a group names both old and new"):
+        parse_policy({"declared-breaks": [entry(new=1)]}, "p")
+
+
+@pytest.mark.parametrize(
+    ("declared", "message"),
+    [
+        (
+            {"crd": NAME, "rule": "UG208", "pth": "spec.x", "reason": "r"},
+            "unknown key 'pth' (did you mean 'path'?)",
+        ),
+        (
+            {"crd": NAME, "rule": "bound-tighten", "reason": "r"},
+            "unknown rule 'bound-tighten' (did you mean 'bound-tightened'?)",
+        ),
+        (
+            {"crd": NAME, "rule": "UG208", "reason": ""},
+            "reason is empty: say why this break is meant",
+        ),
+    ],
+)
+def test_policy_mistakes_are_refused_with_a_hint(declared: dict[str, Any], message: str) -> None:
+    with pytest.raises(PolicyError) as raised:
+        parse_policy({"declared-breaks": [declared]}, "p")
+    assert message in str(raised.value)
+
+
+def test_an_unused_break_suggests_the_nearest_path() -> None:
+    outcome = judged(entry(path="spec.other.nme"))
+    unused = [f for f in outcome.findings if f.code == "UG902"]
+    assert unused[0].message.endswith("(did you mean 'spec.other.name'?)")
+
+
+def test_an_unused_break_suggests_the_nearest_crd() -> None:
+    outcome = judged(entry(crd="widget.example.com", path="spec.other.name"))
+    unused = [f for f in outcome.findings if f.code == "UG902"]
+    assert unused[0].message.endswith(f"(did you mean {NAME!r}?)")
+
+
+def test_written_entries_group_by_change_and_excuse_exactly_the_findings() -> None:
+    outcome = compare(OLD, NEW)
+    entries = declared_break_entries(outcome.findings)
+    assert entries == [
+        (3, {"crd": NAME, "rule": "bound-tightened", "old": None, "new": 1, "reason": ""})
+    ]
+    filled = [{**e, "reason": "filled"} for _, e in entries]
+    again = compare(OLD, NEW, policy=parse_policy({"declared-breaks": filled}, "p"))
+    assert again.safe and len(excused_paths(again)) == 3
+
+
+def test_written_policy_appends_under_existing_breaks_keeping_the_rest(tmp_path: Path) -> None:
+    policy = tmp_path / ".upgrade-guard.yaml"
+    before = (
+        "# our policy\n"
+        "profile: default\n"
+        "declared-breaks:\n"
+        "  - crd: a.example.com   # kept\n"
+        "    rule: UG201\n"
+        "    path: spec.x\n"
+        "    reason: old news\n"
+        "rules:\n"
+        "  UG107: error\n"
+    )
+    policy.write_text(before)
+    append_declared_breaks(policy, declared_break_entries(compare(OLD, NEW).findings))
+    after = policy.read_text()
+    assert after.startswith(before[: before.index("rules:")])
+    assert after.endswith("rules:\n  UG107: error\n")
+    breaks = yaml.safe_load(after)["declared-breaks"]
+    assert [b["reason"] for b in breaks] == ["old news", ""]
+    assert "  - crd: widgets.example.com\n" in after and '    reason: ""\n' in after
+
+
+PROMETHEUS = ("prometheus-operator", "v0.85.0", "v0.90.0")
+
+
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "upgrade_guard", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_a_real_release_is_declared_in_a_few_grouped_entries(tmp_path: Path) -> None:
+    project, old, new = PROMETHEUS
+    root = require_corpus() / project
+    (tmp_path / ".git").mkdir()
+    first = run(
+        tmp_path, "diff", str(root / old), str(root / new), "--declare-breaks", "--output", "json"
+    )
+    assert first.returncode == 1
+    found = json.loads(first.stdout)["summary"]["error"]
+    written = yaml.safe_load((tmp_path / ".upgrade-guard.yaml").read_text())["declared-breaks"]
+    assert len(written) * 5 < found  # 122 findings, 15 entries when this was written
+    unfilled = run(tmp_path, "diff", str(root / old), str(root / new))
+    assert unfilled.returncode == 2
+    assert "reason is empty" in unfilled.stderr
+    text = (tmp_path / ".upgrade-guard.yaml").read_text().replace('reason: ""', "reason: reviewed")
+    (tmp_path / ".upgrade-guard.yaml").write_text(text)
+    filled = run(tmp_path, "diff", str(root / old), str(root / new), "--output", "json")
+    assert filled.returncode == 0, filled.stdout
+    assert json.loads(filled.stdout)["summary"]["excused"] == found
+
+
+def stamped(body: dict[str, Any], schema_version: int) -> dict[str, Any]:
+    annotations = {"upgrade-guard.io/crd-schema-version": str(schema_version)}
+    return {**body, "metadata": {**body["metadata"], "annotations": annotations}}
+
+
+@pytest.mark.parametrize(
+    ("old_version", "new_version", "why"),
+    [
+        (2, 3, "this release goes from schema version 2 to 3"),
+        (3, 3, "the schema version does not rise (3 -> 3)"),
+    ],
+)
+def test_a_break_for_another_schema_version_says_why_it_did_not_apply(
+    tmp_path: Path, old_version: int, new_version: int, why: str
+) -> None:
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    old.write_text(yaml.safe_dump(stamped(OLD, old_version)))
+    new.write_text(yaml.safe_dump(stamped(NEW, new_version)))
+    (tmp_path / ".git").mkdir()
+    policy = {"declared-breaks": [entry(old=None, new=1, **{"schema-version": 4})]}
+    (tmp_path / ".upgrade-guard.yaml").write_text(yaml.safe_dump(policy))
+    result = run(tmp_path, "diff", "old.yaml", "new.yaml", "--output", "json")
+    assert result.returncode == 1
+    findings = json.loads(result.stdout)["findings"]
+    assert len(findings) == 3
+    for finding in findings:
+        assert finding["notes"] == [
+            f"declared break UG208 on {NAME} changing null -> 1 (schema version 4)"
+            f" not applied: {why}"
+        ]
+
+
+def test_the_break_for_the_crossed_version_applies_without_a_note(tmp_path: Path) -> None:
+    old, new = tmp_path / "old.yaml", tmp_path / "new.yaml"
+    old.write_text(yaml.safe_dump(stamped(OLD, 3)))
+    new.write_text(yaml.safe_dump(stamped(NEW, 4)))
+    (tmp_path / ".git").mkdir()
+    policy = {"declared-breaks": [entry(old=None, new=1, **{"schema-version": 4})]}
+    (tmp_path / ".upgrade-guard.yaml").write_text(yaml.safe_dump(policy))
+    result = run(tmp_path, "diff", "old.yaml", "new.yaml", "--output", "json")
+    assert result.returncode == 0, result.stdout
+    assert all(f["excused"] and not f["notes"] for f in json.loads(result.stdout)["findings"])
