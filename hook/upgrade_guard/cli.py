@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from upgrade_guard.commands import diff, hook, rules, stamp, verify_history
+from upgrade_guard.commands import diff, hook, rules, stamp, verify_history, verify_lifecycle
 
 app = typer.Typer(
     add_completion=False,
@@ -24,6 +24,7 @@ app.command(name="rules")(rules.list_rules)
 app.command(name="explain")(rules.explain)
 app.command(name="stamp")(stamp.stamp)
 app.command(name="verify-history")(verify_history.verify_history_command)
+app.command(name="verify-lifecycle")(verify_lifecycle.verify_lifecycle_command)
 app.command(name="hook")(hook.hook)
 
 

@@ -53,6 +53,7 @@ from typing import Any
 
 from upgrade_guard import rules
 from upgrade_guard.findings import Finding, Severity
+from upgrade_guard.lifecycle import settings as lifecycle_settings
 
 _SEVERITY_WORDS: dict[str, Severity | None] = {
     "error": Severity.ERROR,
@@ -70,6 +71,7 @@ _TOP_KEYS = frozenset(
         "restarts",
         "counters",
         "stored-state",
+        "lifecycle",
     }
 )
 _BREAK_KEYS = frozenset(
@@ -194,6 +196,7 @@ class Policy:
     counters: tuple[Counter, ...] = field(default_factory=tuple)
     stored_state: tuple[StoredState, ...] = ()
     source: str = "none (built-in defaults)"
+    lifecycle: lifecycle_settings.LifecycleSettings = lifecycle_settings.DEFAULT_LIFECYCLE
 
     def annotation(self, name: str) -> str:
         """The annotation key of a counter (crd-schema-version, crd-schema-digest, others)."""
@@ -424,6 +427,7 @@ def parse_policy(raw: Any, source: str) -> Policy:
             for index, entry in enumerate(breaks)
         ),
         **_contracts(raw, source),
+        lifecycle=_lifecycle(raw.get("lifecycle"), source),
     )
 
 
@@ -472,3 +476,13 @@ def declared_break_entries(findings: Iterable[Finding]) -> list[tuple[int, dict[
             entry["path"] = path
         entries.append((len(members), entry))
     return [(count, {**entry, "reason": ""}) for count, entry in entries]
+
+
+# --- API lifecycle (verify-lifecycle): the `lifecycle:` section, parsed in lifecycle/settings
+
+
+def _lifecycle(raw: Any, source: str) -> lifecycle_settings.LifecycleSettings:
+    try:
+        return lifecycle_settings.parse_lifecycle(raw, source)
+    except lifecycle_settings.LifecycleError as error:
+        raise PolicyError(str(error)) from None

@@ -12,7 +12,7 @@ MODULES = sorted(PACKAGE.rglob("*.py"))
 
 # Which top-level packages each part of upgrade_guard may import besides the standard library
 # and itself; and which parts of upgrade_guard it may import.
-CORE = {"findings", "schema", "crd", "policy", "engine", "rules", "counters"}
+CORE = {"findings", "schema", "crd", "policy", "engine", "rules", "counters", "lifecycle"}
 ALLOWED_THIRD_PARTY = {
     "cluster": {"kubernetes", "urllib3"},
     "load": {"yaml"},

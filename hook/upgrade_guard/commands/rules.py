@@ -12,6 +12,7 @@ from upgrade_guard import rules as engine_rules
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history
 from upgrade_guard.findings import ExitCode
+from upgrade_guard.lifecycle import rules as lifecycle_rules
 
 
 class ListFormat(enum.StrEnum):
@@ -40,6 +41,16 @@ def _rule_table() -> list[dict[str, str]]:
         }
         for check in history.CHECKS
     ]
+    table += [
+        {
+            "code": rule.code,
+            "name": rule.name,
+            "severity": str(rule.severity),
+            "command": "verify-lifecycle",
+            "summary": rule.summary,
+        }
+        for rule in lifecycle_rules.ALL_RULES
+    ]
     return table
 
 
@@ -48,13 +59,14 @@ def list_rules(
         ListFormat.text
     ),
 ) -> None:
-    """List every rule and verify-history check: code, severity, name, summary."""
+    """List every rule, verify-history check and lifecycle rule: code, severity, name,
+    summary."""
     table = _rule_table()
     if output is ListFormat.json:
         typer.echo(json.dumps({"rules": table}, indent=2))
         return
     for row in table:
-        prefix = "verify-history: " if row["command"] == "verify-history" else ""
+        prefix = "" if row["command"] == "diff" else f"{row['command']}: "
         typer.echo(
             f"{row['code']}  {row['severity']:<7}  {row['name']:<32} {prefix}{row['summary']}"
         )
@@ -69,7 +81,7 @@ def explain(
     code: Annotated[str, typer.Argument(metavar="CODE", help="A rule code or name.")],
 ) -> None:
     """Print a rule's documentation."""
-    rule = engine_rules.lookup(code)
+    rule = engine_rules.lookup(code) or lifecycle_rules.lookup(code)
     if rule is not None:
         typer.echo(rule.doc.strip())
         return

@@ -72,6 +72,23 @@ class Repository:
         )
         return done.stdout.decode().strip() if done.returncode == 0 else None
 
+    def tags(self) -> list[tuple[str, str, str]]:
+        """(name, commit, ISO date) of every tag: an annotated tag's date is its tagger's,
+        a lightweight tag's that of its commit."""
+        out = _git(
+            self.root,
+            "for-each-ref",
+            "--format=%(refname:strip=2)%00%(objectname)%00%(*objectname)%00"
+            "%(creatordate:iso-strict)",
+            "refs/tags",
+            what=f"{self.root}: tags",
+        )
+        found = []
+        for line in out.decode("utf-8", "surrogateescape").splitlines():
+            name, target, peeled, date = line.split("\0")
+            found.append((name, peeled or target, date))
+        return found
+
     def has_changes(self, prefix: str, patterns: Iterable[str] = ()) -> bool:
         """Whether the working tree differs from HEAD under prefix or in files matching the
         glob patterns (untracked files count)."""
