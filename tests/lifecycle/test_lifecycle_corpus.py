@@ -37,6 +37,6 @@ def test_lifecycle_findings_on_the_corpus(tmp_path: Path, project: str) -> None:
     golden = GOLDEN / f"{project}.json"
     if os.environ.get("UPDATE_GOLDEN"):
         golden.parent.mkdir(exist_ok=True)
-        golden.write_text(json.dumps(rows, indent=1) + "\n")
+        golden.write_text("[\n" + ",\n".join(json.dumps(row) for row in rows) + "\n]\n")
     assert rows == json.loads(golden.read_text())
     assert done.returncode == (1 if rows else 0)
