@@ -14,19 +14,20 @@ from typing import Any
 
 from upgrade_guard import rules, schema
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Finding, Outcome, Scope, Severity
+from upgrade_guard.findings import Change, Finding, Outcome, Severity
 from upgrade_guard.policy import DEFAULT_POLICY, DeclaredBreak, Policy, did_you_mean, glob_pattern
 from upgrade_guard.rules import crd_removed, declared_break_unused, unclassified_change
 from upgrade_guard.rules import served_versions_incompatible as served_pairs
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.rules.base import CrdRule, PropertyRule, Rule, VersionRule
 
 RATCHETING_SINCE = (1, 30)
 
-_CRD_RULES = tuple(r for r in rules.ALL_RULES if r.scope is Scope.CRD and r.compare)
-_VERSION_RULES = tuple(r for r in rules.ALL_RULES if r.scope is Scope.VERSION and r.compare)
-_PROPERTY_RULES = tuple(r for r in rules.ALL_RULES if r.scope is Scope.PROPERTY and r.compare)
-_HANDLED_KEYWORDS = frozenset().union(*(r.handles for r in _PROPERTY_RULES))
+_CRD_RULES = tuple(r for r in rules.ALL_RULES if isinstance(r, CrdRule))
+_VERSION_RULES = tuple(r for r in rules.ALL_RULES if isinstance(r, VersionRule))
+_PROPERTY_RULES = tuple(r for r in rules.ALL_RULES if isinstance(r, PropertyRule))
+_HANDLED_SPEC_FIELDS = frozenset().union(*(r.handles for r in _CRD_RULES))
 _HANDLED_VERSION_FIELDS = frozenset().union(*(r.handles for r in _VERSION_RULES))
+_HANDLED_KEYWORDS = frozenset().union(*(r.handles for r in _PROPERTY_RULES))
 # Fields that say how a version is shown or announced, never what is stored or accepted.
 _VERSION_FIELDS_IGNORED = frozenset(
     {
@@ -38,9 +39,6 @@ _VERSION_FIELDS_IGNORED = frozenset(
         "deprecated",
         "deprecationWarning",
     }
-)
-_SPEC_FIELDS_HANDLED = frozenset(
-    {"group", "names", "scope", "versions", "conversion", "preserveUnknownFields"}
 )
 
 
@@ -79,7 +77,8 @@ def compare_crds(
         if before is None:
             continue
         if after is None:
-            raw.extend(_raw(crd_removed.RULE, name, None, None, crd_removed.compare(before, None)))
+            removed = Change(None, "CRD removed: its stored objects become unreachable")
+            raw.append(_Raw(crd_removed.RULE, name, None, None, removed))
             continue
         raw.extend(_crd_changes(before, after, policy))
     findings = [f for f in (_judge(item, policy, kube_version) for item in raw) if f is not None]
@@ -97,14 +96,14 @@ def _raw(
 
 
 def _crd_changes(old: Crd, new: Crd, policy: Policy) -> Iterator[_Raw]:
-    for rule in _CRD_RULES:
-        yield from _raw(rule, new.name, None, None, rule.compare(old, new))  # type: ignore[misc]
+    for crd_rule in _CRD_RULES:
+        yield from _raw(crd_rule, new.name, None, None, crd_rule.compare(old, new))
     yield from _raw(unclassified_change.RULE, new.name, None, None, _spec_catch_all(old, new))
     for version in _versions_to_compare(old, new, policy):
         old_version, new_version = old.versions[version], new.versions[version]
-        for rule in _VERSION_RULES:
-            changes = rule.compare(old_version, new_version)  # type: ignore[misc]
-            yield from _raw(rule, new.name, version, None, changes)
+        for version_rule in _VERSION_RULES:
+            changes = version_rule.compare(old_version, new_version)
+            yield from _raw(version_rule, new.name, version, None, changes)
         yield from _raw(
             unclassified_change.RULE,
             new.name,
@@ -131,14 +130,18 @@ def schema_changes(old: schema.Node, new: schema.Node) -> list[SchemaChange]:
     for path, old_node, new_node in schema.paired_locations(old, new):
         softened = _ratchets_at(path, new_node)
         for rule in _PROPERTY_RULES:
-            for change in rule.compare(old_node, new_node):  # type: ignore[misc]
+            for change in rule.compare(old_node, new_node):
                 if change.ratchetable and not softened:
                     change = replace(change, ratchetable=False)
                 found.append(SchemaChange(rule, path, path + (change.path or ()), change))
         leftover = _keyword_catch_all(old_node, new_node)
         if leftover is not None:
             found.append(SchemaChange(unclassified_change.RULE, path, path, leftover))
-    covered = {item.path for item in found if item.rule.covers_subtree}
+    covered = {
+        item.path
+        for item in found
+        if isinstance(item.rule, PropertyRule) and item.rule.covers_subtree
+    }
     if not covered:
         return found
     return [
@@ -196,7 +199,7 @@ def _version_catch_all(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterat
 
 
 def _spec_catch_all(old: Crd, new: Crd) -> Iterator[Change]:
-    keys = (old.spec.keys() | new.spec.keys()) - _SPEC_FIELDS_HANDLED
+    keys = (old.spec.keys() | new.spec.keys()) - _HANDLED_SPEC_FIELDS
     left = _unclassified(old.spec, new.spec, keys)
     if left is not None:
         yield replace(left, path=None)

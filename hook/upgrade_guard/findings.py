@@ -24,15 +24,6 @@ class ExitCode(enum.IntEnum):
     INTERNAL_ERROR = 4
 
 
-class Scope(enum.Enum):
-    """Where a rule looks: the whole CRD, one version, one schema node, or version pairs."""
-
-    CRD = "crd"
-    VERSION = "version"
-    PROPERTY = "property"
-    SERVED_VERSIONS = "served-versions"
-
-
 @dataclass(frozen=True)
 class Change:
     """What a rule reports before the engine knows its CRD, version and final severity.

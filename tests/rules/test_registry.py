@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import pkgutil
 import re
 from pathlib import Path
@@ -15,12 +16,13 @@ HEADINGS = ("What it flags:", "Why it matters:", "Allowed:")
 
 
 def test_every_rule_module_is_registered_once() -> None:
-    modules = {m.name for m in pkgutil.iter_modules(rules.__path__) if m.name != "base"}
-    registered = {
-        rule.compare.__module__.rsplit(".", 1)[1] for rule in rules.ALL_RULES if rule.compare
-    }
-    engine_computed = {r.name.replace("-", "_") for r in rules.ALL_RULES if r.compare is None}
-    assert modules == registered | engine_computed
+    modules = [
+        importlib.import_module(f"{rules.__name__}.{m.name}")
+        for m in pkgutil.iter_modules(rules.__path__)
+        if m.name != "base"
+    ]
+    assert sorted(module.RULE.code for module in modules) == [r.code for r in rules.ALL_RULES]
+    assert all(m.__name__.endswith("." + m.RULE.name.replace("-", "_")) for m in modules)
     assert len(rules.BY_CODE) == len(rules.BY_NAME) == len(rules.ALL_RULES)
 
 

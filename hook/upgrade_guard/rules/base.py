@@ -1,35 +1,65 @@
-"""The shape of a rule. Each module under rules/ defines one ``RULE``."""
+"""The kinds of rule. Each module under rules/ defines one ``RULE`` of one kind.
+
+What the engine feeds a rule is its kind: a CRD rule gets both CRDs, a version rule one entry
+of spec.versions from each side, a property rule one schema node from each side. Each of
+them names in ``handles`` what it accounts for, whether or not a given change of it is
+harmful; the engine reports any other difference as unclassified (UG901), so the list of
+what the engine covers is the union of the rules' ``handles``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
-from upgrade_guard.findings import Change, Scope, Severity
+from upgrade_guard import schema
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import Change, Severity
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Rule:
-    """A stable code, a default severity, a one-line summary, and a pure comparison.
-
-    ``compare`` receives, by scope:
-      CRD       (old: Crd, new: Crd)
-      VERSION   (old: Mapping, new: Mapping): one entry of spec.versions on each side
-      PROPERTY  (old: Node, new: Node): one value location present on both sides whose
-                subtree differs; paths in its changes are relative to it, usually ``()``
-    Rules without a compare are computed by the engine itself (their module says how).
-    ``handles`` names the schema keywords (PROPERTY) or version fields (VERSION) the rule
-    accounts for, whether or not a given change of them is harmful; the engine reports any
-    other difference as unclassified. ``covers_subtree`` rules explain everything below the
-    path they report, so findings under it are dropped as repeats.
-    """
+    """A stable code, a kebab-case name (the policy takes either), a default severity, a
+    one-line summary, and the documentation ``explain`` prints (the module docstring)."""
 
     code: str
     name: str
     severity: Severity
-    scope: Scope
     summary: str
     doc: str
-    compare: Callable[..., Iterable[Change]] | None = None
-    handles: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, kw_only=True)
+class CrdRule(Rule):
+    """Compares the old and the new CRD; ``handles`` names top-level spec fields."""
+
+    compare: Callable[[Crd, Crd], Iterable[Change]]
+    handles: frozenset[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class VersionRule(Rule):
+    """Compares one entry of spec.versions on each side; ``handles`` names its fields
+    (a subresource as ``subresources.<name>``)."""
+
+    compare: Callable[[Mapping[str, Any], Mapping[str, Any]], Iterable[Change]]
+    handles: frozenset[str]
+
+
+@dataclass(frozen=True, kw_only=True)
+class PropertyRule(Rule):
+    """Compares one value location present on both sides whose subtree differs; paths in
+    its changes are relative to it, usually ``()``. ``handles`` names schema keywords.
+    A ``covers_subtree`` rule explains everything below the path it reports, so findings
+    under it are dropped as repeats."""
+
+    compare: Callable[[schema.Node, schema.Node], Iterable[Change]]
+    handles: frozenset[str]
     covers_subtree: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineRule(Rule):
+    """A finding the engine makes itself (a removed CRD, served versions that disagree,
+    what no rule handles, an unused declared break); its docstring says when."""

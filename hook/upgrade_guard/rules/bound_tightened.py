@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 from upgrade_guard.schema import Node
 
 _LOWER_COUNTS = ("minLength", "minItems", "minProperties")
@@ -80,11 +80,10 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
     yield from _count_changes(old, new)
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG208",
     name="bound-tightened",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="A minimum, maximum, length, item or property count bound tightened.",
     compare=compare,
     doc=__doc__ or "",

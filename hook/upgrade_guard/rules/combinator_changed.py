@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 
 
 def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
@@ -32,11 +32,10 @@ def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
             yield Change((), f"{keyword} changed", before, after, keyword=keyword, ratchetable=True)
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG218",
     name="combinator-changed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="allOf, anyOf, oneOf or not was added or changed.",
     compare=compare,
     doc=__doc__ or "",

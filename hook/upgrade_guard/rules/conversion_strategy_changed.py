@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import CrdRule
 
 
 def compare(old: Crd, new: Crd) -> Iterator[Change]:
@@ -25,12 +25,12 @@ def compare(old: Crd, new: Crd) -> Iterator[Change]:
         yield Change(None, f"conversion strategy changed from {before} to {after}", before, after)
 
 
-RULE = Rule(
+RULE = CrdRule(
     code="UG108",
     name="conversion-strategy-changed",
     severity=Severity.ERROR,
-    scope=Scope.CRD,
     summary="The conversion strategy changed.",
     compare=compare,
     doc=__doc__ or "",
+    handles=frozenset({"conversion"}),
 )

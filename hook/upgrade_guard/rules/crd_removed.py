@@ -11,24 +11,13 @@ Allowed: a CRD only on the new side; nothing is stored at it yet.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from upgrade_guard.findings import Severity
+from upgrade_guard.rules.base import EngineRule
 
-from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
-
-
-def compare(old: Crd, new: Crd | None) -> Iterator[Change]:
-    if new is None:
-        yield Change(None, "CRD removed: its stored objects become unreachable")
-
-
-RULE = Rule(
+RULE = EngineRule(
     code="UG101",
     name="crd-removed",
     severity=Severity.ERROR,
-    scope=Scope.CRD,
     summary="A CRD that is live is missing from the new set.",
-    compare=compare,
     doc=__doc__ or "",
 )

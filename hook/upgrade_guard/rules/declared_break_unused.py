@@ -7,19 +7,17 @@ or it was written for another release) would otherwise linger and later excuse a
 reviewed. Declarations are kept exact: one finding, one reason.
 
 Allowed: every declared break matches at least one finding.
-The engine computes this rule from the policy, so this module only declares it.
 """
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Severity
+from upgrade_guard.rules.base import EngineRule
 
-RULE = Rule(
+RULE = EngineRule(
     code="UG902",
     name="declared-break-unused",
     severity=Severity.ERROR,
-    scope=Scope.CRD,
     summary="A declared break in the policy matches no finding.",
     doc=__doc__ or "",
 )

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 
 
 def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
@@ -23,11 +23,10 @@ def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
         yield Change((), f"default added: {schema.short(new['default'])}", None, new["default"])
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG212",
     name="default-added",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="A default was added to an existing field.",
     compare=compare,
     doc=__doc__ or "",

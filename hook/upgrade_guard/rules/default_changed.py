@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 
 
 def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
@@ -46,11 +46,10 @@ def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
         )
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG219",
     name="default-changed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="A default was changed or removed.",
     compare=compare,
     doc=__doc__ or "",

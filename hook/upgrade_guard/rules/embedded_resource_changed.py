@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 from upgrade_guard.schema import Node
 
 
@@ -30,11 +30,10 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
         )
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG217",
     name="embedded-resource-changed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="x-kubernetes-embedded-resource was turned on or off.",
     compare=compare,
     doc=__doc__ or "",

@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 
 
 def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
@@ -35,11 +35,10 @@ def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
         )
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG207",
     name="enum-restricted",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="An enum was introduced or lost values.",
     compare=compare,
     doc=__doc__ or "",

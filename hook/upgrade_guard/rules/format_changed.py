@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 from upgrade_guard.schema import Node
 
 # Names as go-openapi normalises them: dashes removed.
@@ -51,11 +51,10 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
     )
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG210",
     name="format-changed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="A format the apiserver validates was added or changed.",
     compare=compare,
     doc=__doc__ or "",

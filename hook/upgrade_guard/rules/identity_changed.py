@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import CrdRule
 
 _FIELDS = (
     ("group", "spec.group"),
@@ -37,12 +37,12 @@ def compare(old: Crd, new: Crd) -> Iterator[Change]:
             yield Change(None, f"{where} changed from {before!r} to {after!r}", before, after)
 
 
-RULE = Rule(
+RULE = CrdRule(
     code="UG102",
     name="identity-changed",
     severity=Severity.ERROR,
-    scope=Scope.CRD,
     summary="The CRD's group, plural or kind changed.",
     compare=compare,
     doc=__doc__ or "",
+    handles=frozenset({"group", "names"}),
 )

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 from upgrade_guard.schema import Node
 
 
@@ -32,11 +32,10 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
         )
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG206",
     name="int-or-string-removed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="x-kubernetes-int-or-string was removed.",
     compare=compare,
     doc=__doc__ or "",

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 from upgrade_guard.schema import Node
 
 
@@ -40,11 +40,10 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
         )
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG214",
     name="list-type-changed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="A list type or its map keys changed.",
     compare=compare,
     doc=__doc__ or "",

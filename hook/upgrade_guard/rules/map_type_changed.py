@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 from upgrade_guard.schema import Node
 
 
@@ -25,11 +25,10 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
         yield Change((), f"map type changed: {before} -> {after}", before, after)
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG215",
     name="map-type-changed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="A map type changed.",
     compare=compare,
     doc=__doc__ or "",

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from fractions import Fraction
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 from upgrade_guard.schema import Node
 
 
@@ -30,11 +30,10 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
     yield Change((), f"multipleOf changed: {before} -> {after}", before, after, ratchetable=True)
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG209",
     name="multiple-of-changed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="multipleOf was added or changed to a value the old one is not a multiple of.",
     compare=compare,
     doc=__doc__ or "",

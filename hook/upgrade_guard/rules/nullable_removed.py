@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 from upgrade_guard.schema import Node
 
 
@@ -23,11 +23,10 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
         yield Change((), "nullable removed: stored nulls are dropped on read", True, False)
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG205",
     name="nullable-removed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="nullable: true was removed.",
     compare=compare,
     doc=__doc__ or "",

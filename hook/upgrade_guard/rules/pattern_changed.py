@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 from upgrade_guard.schema import Node
 
 
@@ -26,11 +26,10 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
         yield Change((), f"pattern {verb}: {after}", before, after, ratchetable=True)
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG211",
     name="pattern-changed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="A pattern was added or changed.",
     compare=compare,
     doc=__doc__ or "",

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 from upgrade_guard.schema import Node
 
 
@@ -30,11 +30,10 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
         )
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG216",
     name="preserve-unknown-fields-removed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="x-kubernetes-preserve-unknown-fields was removed; unknown fields get pruned.",
     compare=compare,
     doc=__doc__ or "",

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 
 
 def _keeps_unknown(node: schema.Node, part: str) -> bool:
@@ -34,11 +34,10 @@ def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
             yield Change((part,), "removed from the schema: stored values are pruned on read")
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG201",
     name="property-removed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="A field was removed from the schema; its stored values are pruned.",
     compare=compare,
     doc=__doc__ or "",

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 
 
 def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
@@ -30,11 +30,10 @@ def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
             )
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG202",
     name="required-added",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="A field became required without a default.",
     compare=compare,
     doc=__doc__ or "",

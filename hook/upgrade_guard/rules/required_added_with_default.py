@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 
 
 def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
@@ -23,11 +23,10 @@ def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
             yield Change((schema.segment(name),), "newly required, filled by its default")
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG203",
     name="required-added-with-default",
     severity=Severity.INFO,
-    scope=Scope.PROPERTY,
     summary="A field became required and has a default.",
     compare=compare,
     doc=__doc__ or "",

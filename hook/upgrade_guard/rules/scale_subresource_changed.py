@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import VersionRule
 
 
 def _scale(version: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -41,11 +41,10 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
             )
 
 
-RULE = Rule(
+RULE = VersionRule(
     code="UG112",
     name="scale-subresource-changed",
     severity=Severity.ERROR,
-    scope=Scope.VERSION,
     summary="The scale subresource was removed or its paths changed.",
     compare=compare,
     doc=__doc__ or "",

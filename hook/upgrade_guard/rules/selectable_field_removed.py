@@ -15,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import VersionRule
 
 
 def _paths(version: Mapping[str, Any]) -> list[str]:
@@ -30,11 +30,10 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
         yield Change(None, f"selectable fields removed: {', '.join(removed)}", removed, None)
 
 
-RULE = Rule(
+RULE = VersionRule(
     code="UG111",
     name="selectable-field-removed",
     severity=Severity.ERROR,
-    scope=Scope.VERSION,
     summary="A field selectable in field selectors was removed.",
     compare=compare,
     doc=__doc__ or "",

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import CrdRule
 
 
 def compare(old: Crd, new: Crd) -> Iterator[Change]:
@@ -26,12 +26,12 @@ def compare(old: Crd, new: Crd) -> Iterator[Change]:
             yield Change(None, f"version {version} is no longer served", old=version)
 
 
-RULE = Rule(
+RULE = CrdRule(
     code="UG105",
     name="served-version-removed",
     severity=Severity.ERROR,
-    scope=Scope.CRD,
     summary="A served version was removed or set to served: false.",
     compare=compare,
     doc=__doc__ or "",
+    handles=frozenset({"versions"}),
 )

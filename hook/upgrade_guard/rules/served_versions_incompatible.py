@@ -9,19 +9,17 @@ Why it matters: strategy None converts by rewriting apiVersion only, so an objec
 through one version is read, defaulted, pruned and validated by the other version's schema.
 
 Allowed: served versions with identical schemas, or differences the old CRD already had.
-The engine computes this rule (it reuses the schema rules), so this module only declares it.
 """
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Severity
+from upgrade_guard.rules.base import EngineRule
 
-RULE = Rule(
+RULE = EngineRule(
     code="UG110",
     name="served-versions-incompatible",
     severity=Severity.ERROR,
-    scope=Scope.SERVED_VERSIONS,
     summary="Served versions of the new CRD disagree and conversion is None.",
     doc=__doc__ or "",
 )

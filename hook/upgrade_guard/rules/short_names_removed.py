@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import CrdRule
 
 
 def compare(old: Crd, new: Crd) -> Iterator[Change]:
@@ -24,12 +24,12 @@ def compare(old: Crd, new: Crd) -> Iterator[Change]:
         yield Change(None, f"short names removed: {', '.join(removed)}", old=removed)
 
 
-RULE = Rule(
+RULE = CrdRule(
     code="UG107",
     name="short-names-removed",
     severity=Severity.WARNING,
-    scope=Scope.CRD,
     summary="Short names were removed.",
     compare=compare,
     doc=__doc__ or "",
+    handles=frozenset({"names"}),
 )

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import VersionRule
 
 
 def _has_status(version: Mapping[str, Any]) -> bool:
@@ -27,11 +27,10 @@ def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
         yield Change(None, "status subresource removed")
 
 
-RULE = Rule(
+RULE = VersionRule(
     code="UG109",
     name="status-subresource-removed",
     severity=Severity.ERROR,
-    scope=Scope.VERSION,
     summary="The status subresource was removed.",
     compare=compare,
     doc=__doc__ or "",

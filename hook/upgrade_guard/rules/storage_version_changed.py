@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import CrdRule
 
 
 def compare(old: Crd, new: Crd) -> Iterator[Change]:
@@ -61,12 +61,12 @@ def compare(old: Crd, new: Crd) -> Iterator[Change]:
         )
 
 
-RULE = Rule(
+RULE = CrdRule(
     code="UG106",
     name="storage-version-changed",
     severity=Severity.ERROR,
-    scope=Scope.CRD,
     summary="The storage version moved to a version the previous release did not serve.",
     compare=compare,
     doc=__doc__ or "",
+    handles=frozenset({"versions"}),
 )

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import CrdRule
 
 
 def compare(old: Crd, new: Crd) -> Iterator[Change]:
@@ -33,12 +33,12 @@ def compare(old: Crd, new: Crd) -> Iterator[Change]:
             )
 
 
-RULE = Rule(
+RULE = CrdRule(
     code="UG104",
     name="stored-version-removed",
     severity=Severity.ERROR,
-    scope=Scope.CRD,
     summary="A version in status.storedVersions is missing from the new spec.versions.",
     compare=compare,
     doc=__doc__ or "",
+    handles=frozenset({"versions"}),
 )

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 from upgrade_guard.schema import Node
 
 
@@ -29,11 +29,10 @@ def compare(old: Node, new: Node) -> Iterator[Change]:
     yield Change((), f"type changed from {before or 'any'} to {after}", before, after)
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG204",
     name="type-changed",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="A field's type changed.",
     compare=compare,
     doc=__doc__ or "",

@@ -12,14 +12,13 @@ Allowed: documentation-only changes.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Severity
+from upgrade_guard.rules.base import EngineRule
 
-RULE = Rule(
+RULE = EngineRule(
     code="UG901",
     name="unclassified-change",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="A change no rule accounts for.",
     doc=__doc__ or "",
 )

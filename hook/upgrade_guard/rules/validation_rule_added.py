@@ -17,8 +17,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Scope, Severity
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import PropertyRule
 
 
 def _by_expression(node: schema.Node) -> dict[str, Mapping[str, Any]]:
@@ -44,11 +44,10 @@ def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
             )
 
 
-RULE = Rule(
+RULE = PropertyRule(
     code="UG213",
     name="validation-rule-added",
     severity=Severity.ERROR,
-    scope=Scope.PROPERTY,
     summary="A CEL validation rule was added or changed.",
     compare=compare,
     doc=__doc__ or "",
