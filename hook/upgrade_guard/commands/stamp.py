@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
 from upgrade_guard.commands import options
+from upgrade_guard.commands.verify_history import BASELINE_REF_ENV
 from upgrade_guard.counters import digest
-from upgrade_guard.counters.history import stamped_number
+from upgrade_guard.counters.history import next_schema_version, stamped_number
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import ExitCode
+from upgrade_guard.load import git_tree
 from upgrade_guard.load import stamp as stamping
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import (
@@ -22,7 +25,7 @@ from upgrade_guard.load.documents import (
     documents_of,
     read_inputs,
 )
-from upgrade_guard.policy import SCHEMA_DIGEST, SCHEMA_VERSION
+from upgrade_guard.policy import SCHEMA_DIGEST, SCHEMA_VERSION, Policy
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,29 @@ def crd_files(argument: str, max_bytes: int) -> list[CrdFile]:
     return found
 
 
+def _bumped(
+    directory: str, baseline_ref: str | None, files: list[CrdFile], policy: Policy, max_bytes: int
+) -> int:
+    repository = git_tree.Repository.containing(directory)
+    trees = git_tree.choose_baseline(repository, baseline_ref)
+    baseline = git_tree.crds_in(trees.baseline, repository.prefix, max_bytes)
+    candidate = {name: crd for f in files for name, crd in f.crds.items()}
+    version, why = next_schema_version(baseline, candidate, policy)
+    typer.echo(f"upgrade-guard: --bump: schema version {version}: {why} ({trees.reason})")
+    return version
+
+
+def _report_unversioned(files: list[CrdFile], version_key: str, bump_command: str) -> NoReturn:
+    """stamp --check on CRDs without one schema version: what is missing, the fix, exit 1."""
+    for crd_file in files:
+        for name, crd in sorted(crd_file.crds.items()):
+            carried = stamped_number(crd, version_key)
+            shown = "no schema version" if carried is None else f"schema version {carried}"
+            typer.echo(f"{crd_file.path}: CRD {name}: {shown}")
+    typer.echo(f"upgrade-guard: the CRDs do not all carry one {version_key}; run `{bump_command}`")
+    raise typer.Exit(int(ExitCode.REFUSED))
+
+
 @options.guarded
 def stamp(
     directory: Annotated[
@@ -69,6 +95,22 @@ def stamp(
         str | None, typer.Option(metavar="FILE", help="Policy file (annotation prefix, counters).")
     ] = None,
     max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
+    bump: Annotated[
+        bool,
+        typer.Option(
+            "--bump",
+            help="Stamp the version verify-history expects, from the baseline in git: its"
+            " version + 1 when a spec changed, the same when not, 1 on a first adoption.",
+        ),
+    ] = False,
+    baseline_ref: Annotated[
+        str | None,
+        typer.Option(
+            metavar="REF",
+            envvar=BASELINE_REF_ENV,
+            help="The baseline for --bump; default: as verify-history chooses it.",
+        ),
+    ] = None,
 ) -> None:
     """Write schema version, digest and counters into CRD files."""
     chosen = options.policy_from(policy)
@@ -76,18 +118,27 @@ def stamp(
     digest_key = chosen.annotation(SCHEMA_DIGEST)
     counters = options.counter_options(counter, chosen)
     files = crd_files(directory, max_bytes)
-    if schema_version is not None:
+    bump_command = f"upgrade-guard stamp {shlex.quote(directory)} --bump"
+    if bump and schema_version is not None:
+        raise options.UsageProblem("give --bump or --schema-version, not both")
+    if bump:
+        wanted_version = _bumped(directory, baseline_ref, files, chosen, max_bytes)
+    elif schema_version is not None:
         wanted_version = options.canonical_option("--schema-version", schema_version)
     else:
         stamped = {stamped_number(crd, version_key) for f in files for crd in f.crds.values()}
         only = stamped.pop() if len(stamped) == 1 else None
+        if only is None and check:
+            _report_unversioned(files, version_key, bump_command)
         if only is None:
             raise options.UsageProblem(
-                f"{directory}: the CRDs do not all carry one {version_key}; give --schema-version"
-                " (1 for a first adoption)"
+                f"{directory}: the CRDs do not all carry one {version_key}; run"
+                f" `{bump_command}` (the version verify-history expects) or give"
+                " --schema-version N"
             )
         wanted_version = only
     changed = 0
+    stale_digest = False
     for crd_file in files:
         try:
             wanted = {
@@ -108,6 +159,7 @@ def stamp(
             before = stamping.read_annotations(crd_file.text)
             for name, values in sorted(wanted.items()):
                 stale = [k for k, v in values.items() if before.get(name, {}).get(k) != v]
+                stale_digest = stale_digest or digest_key in stale
                 if stale:
                     typer.echo(f"{crd_file.path}: CRD {name}: would set {', '.join(stale)}")
         else:
@@ -117,9 +169,10 @@ def stamp(
     if not check:
         typer.echo(f"upgrade-guard: stamped {summary}; {changed} files changed")
     elif changed:
+        fix = bump_command if stale_digest else f"upgrade-guard stamp {shlex.quote(directory)}"
         typer.echo(
             f"upgrade-guard: {changed} of {len(files)} files are not stamped as"
-            f" they would be ({summary}); run upgrade-guard stamp {directory}"
+            f" they would be ({summary}); run `{fix}`"
         )
         raise typer.Exit(int(ExitCode.REFUSED))
     else:

@@ -75,7 +75,7 @@ def verify_history_command(
             f" or {before.label}"
         )
     try:
-        result = verify_history(before, after, chosen, trees.reason)
+        result = verify_history(before, after, chosen, trees.reason, directory)
     except digest.DigestError as error:
         raise LoadError(str(error)) from None
     sys.stdout.write(RENDERERS[output.value](result))

@@ -32,6 +32,7 @@ whenever a CRD on either side carries it)
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -207,6 +208,7 @@ def _agreed(
     checks: tuple[Check, Check],
     label: str,
     findings: list[Finding] | None,
+    fix: str = "run upgrade-guard stamp",
 ) -> int | None:
     """The value every CRD carries under key; findings (when given) get what is wrong."""
     values: dict[int, list[str]] = {}
@@ -221,7 +223,7 @@ def _agreed(
                         checks[0],
                         name,
                         f"{label} carries {what} {key} (a canonical positive decimal"
-                        ' string such as "1"; run upgrade-guard stamp)',
+                        f' string such as "1"; {fix})',
                         new=carried,
                     )
                 )
@@ -397,16 +399,60 @@ def note_unapplied_release_breaks(
     return note_unapplied_breaks(outcome, policy, *_release_versions(policy, old, new))
 
 
-def verify_history(baseline: Side, candidate: Side, policy: Policy, source: str) -> History:
-    """Judge candidate against baseline; see the module docstring for every rule."""
+def next_schema_version(
+    baseline: Mapping[str, Crd], candidate: Mapping[str, Crd], policy: Policy
+) -> tuple[int, str]:
+    """The schema version verify-history expects of candidate, and why: 1 on a first
+    adoption, the baseline's + 1 when the normalized specs changed, the baseline's otherwise."""
+    key = policy.annotation(SCHEMA_VERSION)
+    stamped = [n for n in (stamped_number(c, key) for c in baseline.values()) if n]
+    if not stamped:
+        return 1, "first adoption: the baseline carries no schema version"
+    before = max(stamped)
+    changes = _changes(digests_of(baseline), digests_of(candidate))
+    if changes:
+        return (
+            before + 1,
+            f"the schema changed since the baseline's {before} ({'; '.join(changes)})",
+        )
+    return before, f"the schema is unchanged since the baseline's {before}"
+
+
+def _unstamped_set(crds: Mapping[str, Crd], keys: tuple[str, str], bump: str) -> Finding | None:
+    """One finding for CRDs that all lack both annotations (a code generator rewrote them),
+    instead of two per CRD."""
+    if not crds or any(key in annotations_of(crd) for crd in crds.values() for key in keys):
+        return None
+    count = len(crds)
+    return _finding(
+        SCHEMA_VERSION_MISSING,
+        ALL_CRDS,
+        f"none of the {count} CRD{'s' if count != 1 else ''} carries {keys[0]} or {keys[1]}"
+        f" (regenerated and not stamped?): run `{bump}`",
+    )
+
+
+def verify_history(
+    baseline: Side, candidate: Side, policy: Policy, source: str, directory: str = "DIR"
+) -> History:
+    """Judge candidate against baseline; see the module docstring for every rule. Messages
+    name the command that fixes them, for the CRDs in directory."""
     findings: list[Finding] = []
     notes: list[str] = []
     version_key = policy.annotation(SCHEMA_VERSION)
     digest_key = policy.annotation(SCHEMA_DIGEST)
     before_digests = digests_of(baseline.crds)
     after_digests = digests_of(candidate.crds)
+    stamp = f"upgrade-guard stamp {shlex.quote(directory)}"
 
-    after = _agreed(candidate.crds, version_key, _SCHEMA_CHECKS, "candidate", findings)
+    after = _agreed(
+        candidate.crds,
+        version_key,
+        _SCHEMA_CHECKS,
+        "candidate",
+        findings,
+        f"run `{stamp} --bump`",
+    )
     for name, crd in sorted(candidate.crds.items()):
         stamped = annotations_of(crd).get(digest_key)
         if stamped != after_digests[name]:
@@ -415,11 +461,14 @@ def verify_history(baseline: Side, candidate: Side, policy: Policy, source: str)
                     SCHEMA_DIGEST_STALE,
                     name,
                     f"{digest_key} is {stamped or 'missing'}, but the spec's digest is"
-                    f" {after_digests[name]} (run upgrade-guard stamp)",
+                    f" {after_digests[name]} (run `{stamp} --bump`)",
                     stamped,
                     after_digests[name],
                 )
             )
+    regenerated = _unstamped_set(candidate.crds, (version_key, digest_key), f"{stamp} --bump")
+    if regenerated is not None:
+        findings = [regenerated]
     baseline_values = sorted(
         {n for n in (stamped_number(c, version_key) for c in baseline.crds.values()) if n}
     )
@@ -442,7 +491,7 @@ def verify_history(baseline: Side, candidate: Side, policy: Policy, source: str)
                         FIRST_ADOPTION_NOT_ONE,
                         ALL_CRDS,
                         f"the baseline {what}, so this is a first adoption: the schema"
-                        f" version must be 1, not {after}",
+                        f" version must be 1, not {after}: run `{stamp} --schema-version 1`",
                         None,
                         after,
                     )
@@ -453,7 +502,8 @@ def verify_history(baseline: Side, candidate: Side, policy: Policy, source: str)
                     CHANGED_WITHOUT_BUMP,
                     ALL_CRDS,
                     f"the schema changed ({'; '.join(changes)}) but the schema version"
-                    f" stayed at {after}; raise it to {before + 1}",
+                    f" stayed at {after}; raise it to {before + 1}:"
+                    f" run `{stamp} --schema-version {before + 1}`",
                     before,
                     after,
                 )
@@ -464,7 +514,7 @@ def verify_history(baseline: Side, candidate: Side, policy: Policy, source: str)
                     BUMPED_WITHOUT_CHANGE,
                     ALL_CRDS,
                     f"the schema version moved from {before} to {after} but no normalized"
-                    f" spec changed; keep it at {before}",
+                    f" spec changed; keep it at {before}: run `{stamp} --schema-version {before}`",
                     before,
                     after,
                 )

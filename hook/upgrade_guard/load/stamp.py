@@ -383,6 +383,9 @@ def _edits(
         indent = " " * _indent_of(text, first, "the first annotation")
         eol = _eol(text, first.start)
         start = _line_start(text, first.start)
+        if annotations_key is not None and _conditionals_open(text, annotations_key.end, start):
+            # the first entries are guarded by a Helm conditional: go above it
+            start = _line_end(text, annotations_key.end)
         lines = "".join(
             f"{indent}{_block_key(k)}: {json.dumps(v)}{eol}" for k, v in missing.items()
         )
@@ -435,6 +438,40 @@ def _edits(
     return [(start, start, lines)]
 
 
+_TEMPLATE_ACTION = re.compile(r"\{\{-?\s*(if|with|range|end)\b")
+
+
+def _conditionals_open(text: str, start: int, end: int) -> list[int]:
+    """Offsets of the Helm template blocks ({{ if }}, {{ with }}, {{ range }}) opened in
+    text[start:end] and not yet closed by {{ end }} there."""
+    opened: list[int] = []
+    for action in _TEMPLATE_ACTION.finditer(text, start, end):
+        if action.group(1) != "end":
+            opened.append(action.start())
+        elif opened:
+            opened.pop()
+    return opened
+
+
+def _outside_conditionals(
+    text: str, document: _Document, edits: list[tuple[int, int, str]], where: str
+) -> None:
+    """Refuse an edit inside a Helm conditional that does not also hold metadata: some
+    renders of the chart would lose the annotation."""
+    assert document.metadata_key is not None
+    for start, _, _ in edits:
+        opened = _conditionals_open(text, document.metadata_key.start, start)
+        if opened:
+            line = text.count("\n", 0, opened[-1]) + 1
+            block = text[opened[-1] : text.find("}}", opened[-1]) + 2]
+            raise StampError(
+                f"{where}: the annotations would go inside the Helm conditional {block}"
+                f" (line {line}), so renders where it is false would lose them; move the"
+                " conditional inside metadata.annotations, around the entries it guards,"
+                " and stamp again"
+            )
+
+
 def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
     for start, end, replacement in sorted(edits, key=lambda edit: edit[0], reverse=True):
         text = text[:start] + replacement + text[end:]
@@ -475,7 +512,9 @@ def stamp_text(text: str, wanted: Mapping[str, Mapping[str, str]], where: str = 
         if name in seen:
             raise StampError(f"{where}: CRD {name} appears twice")
         seen.add(name)
-        edits.extend(_edits(text, document, wanted[name], f"{where}: CRD {name}"))
+        found = _edits(text, document, wanted[name], f"{where}: CRD {name}")
+        _outside_conditionals(text, document, found, f"{where}: CRD {name}")
+        edits.extend(found)
     missing = sorted(set(wanted) - seen)
     if missing:
         raise StampError(
