@@ -39,11 +39,55 @@ def alpha(**extra: Any) -> dict[str, Any]:
     return served("v1alpha1", **extra)
 
 
+NARROWED_STABLE = [("v0.1.0", JAN, versions(V1)), ("v0.2.0", FEB, versions(narrowed("v1", True)))]
+NARROWED_ALPHA = [
+    ("v0.1.0", JAN, versions(served("v1alpha1", storage=True))),
+    ("v0.2.0", FEB, versions(narrowed("v1alpha1", True))),
+]
+# v1beta1 deprecated from v0.1.0, unserved 3 releases and 3 months later
+BETA_UNSERVED_AFTER_3_MONTHS = [
+    ("v0.1.0", JAN, versions(V1, beta(deprecated=True))),
+    ("v0.2.0", FEB, versions(V1, beta(deprecated=True))),
+    ("v0.3.0", MAR, versions(V1, beta(deprecated=True))),
+    ("v0.4.0", APR, versions(V1, beta(deprecated=True, served=False))),
+]
+# the same, unserved 3 releases and 14 months later
+BETA_UNSERVED_AFTER_14_MONTHS = [
+    *BETA_UNSERVED_AFTER_3_MONTHS[:3],
+    ("v0.4.0", LATER, versions(V1, beta(deprecated=True, served=False))),
+]
+# v1 served beside the storage version v1beta1 for one release, then storage
+STORAGE_TO_V1 = [
+    ("v0.1.0", JAN, versions(V1_BETA, served("v1"))),
+    ("v0.2.0", FEB, versions(beta(), V1)),
+]
+# storage v1alpha1 -> v1 (too soon: UG805), v1alpha1 unserved, then removed
+ALPHA_STORAGE_REMOVED = [
+    ("v0.1.0", JAN, versions(alpha(storage=True))),
+    ("v0.2.0", FEB, versions(alpha(), V1)),
+    ("v0.3.0", MAR, versions(alpha(served=False), V1)),
+    ("v0.4.0", APR, versions(V1)),
+]
+# v1alpha1 added beside v1 (never storage), unserved, then removed
+ALPHA_ADDED_UNSERVED_REMOVED = [
+    ("v0.1.0", JAN, versions(V1)),
+    ("v0.2.0", FEB, versions(V1, alpha())),
+    ("v0.3.0", MAR, versions(V1, alpha(served=False))),
+    ("v0.4.0", APR, versions(V1)),
+]
+
+
+def declared(key: str, version: str, release: str) -> dict[str, Any]:
+    """A lifecycle policy with one breaks or storage-migrations entry for widgets."""
+    entry = {"crd": "widgets.example.com", "version": version, "release": release}
+    return {key: [{**entry, "reason": "declared in the release notes"}]}
+
+
 CASES: list[tuple[str, list[Release], dict[str, Any] | None, set[tuple[str, str, str]]]] = [
     # UG801 break-within-version
     (
         "UG801 refused: stable version narrowed",
-        [("v0.1.0", JAN, versions(V1)), ("v0.2.0", FEB, versions(narrowed("v1", True)))],
+        NARROWED_STABLE,
         None,
         {("UG801", "v1", "v0.2.0")},
     ),
@@ -58,50 +102,31 @@ CASES: list[tuple[str, list[Release], dict[str, Any] | None, set[tuple[str, str,
     ),
     (
         "UG801 refused: alpha version narrowed without a declared break",
-        [
-            ("v0.1.0", JAN, versions(served("v1alpha1", storage=True))),
-            ("v0.2.0", FEB, versions(narrowed("v1alpha1", True))),
-        ],
+        NARROWED_ALPHA,
         None,
         {("UG801", "v1alpha1", "v0.2.0")},
     ),
     (
         "UG801 allowed: alpha version narrowed with a break declared for that release",
-        [
-            ("v0.1.0", JAN, versions(served("v1alpha1", storage=True))),
-            ("v0.2.0", FEB, versions(narrowed("v1alpha1", True))),
-        ],
-        {
-            "breaks": [
-                {
-                    "crd": "widgets.example.com",
-                    "version": "v1alpha1",
-                    "release": "v0.2.0",
-                    "reason": "alpha",
-                }
-            ]
-        },
+        NARROWED_ALPHA,
+        declared("breaks", "v1alpha1", "v0.2.0"),
         set(),
     ),
     (
         "UG801 refused: a declared break does not excuse a stable version",
-        [("v0.1.0", JAN, versions(V1)), ("v0.2.0", FEB, versions(narrowed("v1", True)))],
-        {
-            "breaks": [
-                {"crd": "widgets.example.com", "version": "v1", "release": "v0.2.0", "reason": "x"}
-            ]
-        },
+        NARROWED_STABLE,
+        declared("breaks", "v1", "v0.2.0"),
         {("UG801", "v1", "v0.2.0")},
     ),
     (
         "UG801 allowed: a tier whose policy allows breaks",
-        [("v0.1.0", JAN, versions(V1)), ("v0.2.0", FEB, versions(narrowed("v1", True)))],
+        NARROWED_STABLE,
         {"tiers": {"stable": {"breaking-changes": "allow"}}},
         set(),
     ),
     (
         "UG801 refused: v1 overridden to alpha still needs its break declared",
-        [("v0.1.0", JAN, versions(V1)), ("v0.2.0", FEB, versions(narrowed("v1", True)))],
+        NARROWED_STABLE,
         {
             "tiers": {"stable": {"breaking-changes": "allow"}},
             "tier-overrides": [{"crd": "widgets.example.com", "version": "v1", "tier": "alpha"}],
@@ -140,12 +165,7 @@ CASES: list[tuple[str, list[Release], dict[str, Any] | None, set[tuple[str, str,
     ),
     (
         "UG803 refused: 3 releases, but only 3 months of the 9",
-        [
-            ("v0.1.0", JAN, versions(V1, beta(deprecated=True))),
-            ("v0.2.0", FEB, versions(V1, beta(deprecated=True))),
-            ("v0.3.0", MAR, versions(V1, beta(deprecated=True))),
-            ("v0.4.0", APR, versions(V1, beta(deprecated=True, served=False))),
-        ],
+        BETA_UNSERVED_AFTER_3_MONTHS,
         None,
         {("UG803", "v1beta1", "v0.4.0")},
     ),
@@ -159,24 +179,14 @@ CASES: list[tuple[str, list[Release], dict[str, Any] | None, set[tuple[str, str,
         {("UG803", "v1beta1", "v0.2.0")},
     ),
     (
-        "UG803 allowed: 3 releases and 13 months",
-        [
-            ("v0.1.0", JAN, versions(V1, beta(deprecated=True))),
-            ("v0.2.0", FEB, versions(V1, beta(deprecated=True))),
-            ("v0.3.0", MAR, versions(V1, beta(deprecated=True))),
-            ("v0.4.0", LATER, versions(V1, beta(deprecated=True, served=False))),
-        ],
+        "UG803 allowed: 3 releases and 14 months",
+        BETA_UNSERVED_AFTER_14_MONTHS,
         None,
         set(),
     ),
     (
         "UG803 allowed: the policy's shorter window (ADR 14's beta: 3 releases, 3 months)",
-        [
-            ("v0.1.0", JAN, versions(V1, beta(deprecated=True))),
-            ("v0.2.0", FEB, versions(V1, beta(deprecated=True))),
-            ("v0.3.0", MAR, versions(V1, beta(deprecated=True))),
-            ("v0.4.0", APR, versions(V1, beta(deprecated=True, served=False))),
-        ],
+        BETA_UNSERVED_AFTER_3_MONTHS,
         {"tiers": {"beta": {"deprecation": {"releases": 3, "months": 3}}}},
         set(),
     ),
@@ -198,12 +208,7 @@ CASES: list[tuple[str, list[Release], dict[str, Any] | None, set[tuple[str, str,
     ),
     (
         "UG804 allowed: v1beta1 unserved in favour of v1",
-        [
-            ("v0.1.0", JAN, versions(V1, beta(deprecated=True))),
-            ("v0.2.0", FEB, versions(V1, beta(deprecated=True))),
-            ("v0.3.0", MAR, versions(V1, beta(deprecated=True))),
-            ("v0.4.0", LATER, versions(V1, beta(deprecated=True, served=False))),
-        ],
+        BETA_UNSERVED_AFTER_14_MONTHS,
         None,
         set(),
     ),
@@ -219,19 +224,13 @@ CASES: list[tuple[str, list[Release], dict[str, Any] | None, set[tuple[str, str,
     ),
     (
         "UG805 allowed: v1 served beside v1beta1 one release before the switch",
-        [
-            ("v0.1.0", JAN, versions(V1_BETA, served("v1"))),
-            ("v0.2.0", FEB, versions(beta(), V1)),
-        ],
+        STORAGE_TO_V1,
         None,
         set(),
     ),
     (
         "UG805 refused: Grafana's window (6 months and a release) not yet passed",
-        [
-            ("v0.1.0", JAN, versions(V1_BETA, served("v1"))),
-            ("v0.2.0", FEB, versions(beta(), V1)),
-        ],
+        STORAGE_TO_V1,
         {"tiers": {"stable": {"served-before-storage": {"releases": 1, "months": 6}}}},
         {("UG805", "v1", "v0.2.0")},
     ),
@@ -248,55 +247,26 @@ CASES: list[tuple[str, list[Release], dict[str, Any] | None, set[tuple[str, str,
     ),
     (
         "UG806 allowed: alpha unserved for a release, then removed",
-        [
-            ("v0.1.0", JAN, versions(V1)),
-            ("v0.2.0", FEB, versions(V1, alpha())),
-            ("v0.3.0", MAR, versions(V1, alpha(served=False))),
-            ("v0.4.0", APR, versions(V1)),
-        ],
+        ALPHA_ADDED_UNSERVED_REMOVED,
         None,
         set(),
     ),
     # UG807 removed-without-migration
     (
         "UG807 refused: a former storage version removed without a declared migration",
-        [
-            ("v0.1.0", JAN, versions(alpha(storage=True))),
-            ("v0.2.0", FEB, versions(alpha(), V1)),
-            ("v0.3.0", MAR, versions(alpha(served=False), V1)),
-            ("v0.4.0", APR, versions(V1)),
-        ],
+        ALPHA_STORAGE_REMOVED,
         None,
         {("UG805", "v1", "v0.2.0"), ("UG807", "v1alpha1", "v0.4.0")},
     ),
     (
         "UG807 allowed: the storage migration declared for the removing release",
-        [
-            ("v0.1.0", JAN, versions(alpha(storage=True))),
-            ("v0.2.0", FEB, versions(alpha(), V1)),
-            ("v0.3.0", MAR, versions(alpha(served=False), V1)),
-            ("v0.4.0", APR, versions(V1)),
-        ],
-        {
-            "storage-migrations": [
-                {
-                    "crd": "widgets.example.com",
-                    "version": "v1alpha1",
-                    "release": "v0.4.0",
-                    "reason": "the chart's pre-upgrade job migrates and trims storedVersions",
-                }
-            ]
-        },
+        ALPHA_STORAGE_REMOVED,
+        declared("storage-migrations", "v1alpha1", "v0.4.0"),
         {("UG805", "v1", "v0.2.0")},
     ),
     (
         "UG807 allowed: a version added later and never storage",
-        [
-            ("v0.1.0", JAN, versions(V1)),
-            ("v0.2.0", FEB, versions(V1, alpha())),
-            ("v0.3.0", MAR, versions(V1, alpha(served=False))),
-            ("v0.4.0", APR, versions(V1)),
-        ],
+        ALPHA_ADDED_UNSERVED_REMOVED,
         None,
         set(),
     ),
@@ -307,26 +277,13 @@ CASES: list[tuple[str, list[Release], dict[str, Any] | None, set[tuple[str, str,
             ("v0.1.0", JAN, versions(alpha(storage=True))),
             ("v0.2.0", FEB, versions(alpha(storage=True))),
         ],
-        {
-            "breaks": [
-                {
-                    "crd": "widgets.example.com",
-                    "version": "v1alpha1",
-                    "release": "v0.2.0",
-                    "reason": "x",
-                }
-            ]
-        },
+        declared("breaks", "v1alpha1", "v0.2.0"),
         {("UG808", "v1alpha1", "v0.2.0")},
     ),
     (
         "UG808 refused: a migration naming a tag that is no release",
         [("v0.1.0", JAN, versions(V1)), ("v0.2.0", FEB, versions(V1))],
-        {
-            "storage-migrations": [
-                {"crd": "widgets.example.com", "version": "v1", "release": "v9", "reason": "x"}
-            ]
-        },
+        declared("storage-migrations", "v1", "v9"),
         {("UG808", "v1", "v9")},
     ),
 ]

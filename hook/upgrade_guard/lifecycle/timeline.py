@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 from upgrade_guard import engine
@@ -136,6 +136,17 @@ class History:
 
     def stopped_serving(self, index: int, crd: str, version: str) -> bool:
         return self.served(index - 1, crd, version) and not self.served(index, crd, version)
+
+    def ends_of_service(self) -> Iterator[tuple[int, str, str, Window, int | None]]:
+        """(index, crd, version, its tier's deprecation window, the first release of the
+        unbroken run marking it deprecated up to index - 1, or None) for every version that
+        stops being served at index, when its tier has a window."""
+        for index, crd, version in self.transitions():
+            window = self.tier_policy(crd, version).deprecation
+            if window.empty or not self.stopped_serving(index, crd, version):
+                continue
+            marked = self.run_start(index - 1, partial(self.deprecated, crd=crd, version=version))
+            yield index, crd, version, window, marked
 
     @cached_property
     def breaking_changes(self) -> dict[tuple[int, str, str], list[Finding]]:

@@ -16,7 +16,6 @@ the first release of the unbroken run that marked it deprecated.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from functools import partial
 
 from upgrade_guard.findings import Severity
 from upgrade_guard.lifecycle.rules.base import LifecycleRule
@@ -24,11 +23,7 @@ from upgrade_guard.lifecycle.timeline import History, Violation, elapsed
 
 
 def check(history: History) -> Iterator[Violation]:
-    for index, crd, version in history.transitions():
-        window = history.tier_policy(crd, version).deprecation
-        if window.empty or not history.stopped_serving(index, crd, version):
-            continue
-        marked = history.run_start(index - 1, partial(history.deprecated, crd=crd, version=version))
+    for index, crd, version, window, marked in history.ends_of_service():
         if marked is None or history.window_holds(window, marked, index):
             continue
         deprecated, after = history.releases[marked], history.releases[index]

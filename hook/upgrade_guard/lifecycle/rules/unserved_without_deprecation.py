@@ -24,11 +24,8 @@ from upgrade_guard.lifecycle.timeline import History, Violation
 
 
 def check(history: History) -> Iterator[Violation]:
-    for index, crd, version in history.transitions():
-        window = history.tier_policy(crd, version).deprecation
-        if window.empty or not history.stopped_serving(index, crd, version):
-            continue
-        if history.deprecated(index - 1, crd, version):
+    for index, crd, version, window, marked in history.ends_of_service():
+        if marked is not None:
             continue
         served = partial(history.served, crd=crd, version=version)
         served_since = history.run_start(index - 1, served)
