@@ -77,6 +77,33 @@ def test_a_clean_history_is_safe(repo: ReleaseRepo) -> None:
 
 
 @pytest.mark.parametrize(
+    ("working_tree", "expected_exit"),
+    [
+        ("v1beta1 unserved without a deprecation", 1),
+        ("unchanged", 0),
+    ],
+)
+def test_next_judges_the_working_tree_as_the_release_to_come(
+    repo: ReleaseRepo, working_tree: str, expected_exit: int
+) -> None:
+    repo.release("v0.1.0", JAN, versions(served("v1", storage=True), served("v1beta1")))
+    if working_tree != "unchanged":
+        repo.write_crd(versions(served("v1", storage=True), served("v1beta1", served=False)))
+    done = repo.ug("verify-lifecycle", "crds", "--next", "v0.2.0", "--output", "json")
+    assert done.returncode == expected_exit, done.stdout + done.stderr
+    found = {(f["code"], f["new"]["tag"]) for f in json.loads(done.stdout)["findings"]}
+    assert found == ({("UG802", "v0.2.0")} if expected_exit else set())
+
+
+def test_next_may_be_the_first_release_but_not_an_existing_one(repo: ReleaseRepo) -> None:
+    repo.write_crd(versions(served("v1", storage=True)))
+    assert repo.ug("verify-lifecycle", "crds", "--next", "v0.1.0").returncode == 0
+    repo.release("v0.1.0", JAN, versions(served("v1", storage=True)))
+    done = repo.ug("verify-lifecycle", "crds", "--next", "v0.1.0")
+    assert done.returncode == 2 and "already a release tag" in done.stderr
+
+
+@pytest.mark.parametrize(
     ("setup", "args", "message"),
     [
         ("none", ["--releases", "v*"], "no tag in"),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from upgrade_guard.crd import Crd
@@ -40,12 +40,16 @@ def version_order(tag: str) -> tuple[Any, ...]:
 
 
 def read_releases(
-    repository: git_tree.Repository, pattern: str, max_bytes: int = DEFAULT_MAX_BYTES
+    repository: git_tree.Repository,
+    pattern: str,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    none_is_bad: bool = True,
 ) -> list[Release]:
-    """The CRDs under the repository's prefix at each tag matching pattern, oldest first."""
+    """The CRDs under the repository's prefix at each tag matching pattern, oldest first.
+    No matching tag is bad history unless none_is_bad is false (a first release to come)."""
     shown = repository.prefix or "."
     tags = [tag for tag in repository.tags() if fnmatch.fnmatchcase(tag[0], pattern)]
-    if not tags:
+    if not tags and none_is_bad:
         raise LoadError(f"--releases {pattern!r}: no tag in {repository.root} matches")
     releases = []
     read: dict[str, Mapping[str, Crd]] = {}  # tags on one commit are read once
@@ -62,3 +66,21 @@ def read_releases(
             raise LoadError(f"tag {name}: no CustomResourceDefinitions under {shown}")
         releases.append(Release(name, when, crds))
     return releases
+
+
+def with_candidate(
+    releases: list[Release],
+    repository: git_tree.Repository,
+    tag: str,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> list[Release]:
+    """The releases plus the working tree as release tag, made now, in version order: the
+    release about to be tagged, judged before it is."""
+    if any(release.tag == tag for release in releases):
+        raise LoadError(f"--next {tag}: already a release tag; name the release to come")
+    version_order(tag)
+    crds = git_tree.crds_in(git_tree.WorkTree(repository), repository.prefix, max_bytes)
+    if not crds:
+        raise LoadError(f"--next {tag}: no CustomResourceDefinitions in the working tree")
+    candidate = Release(tag, datetime.now(UTC), crds)
+    return sorted([*releases, candidate], key=lambda release: version_order(release.tag))
