@@ -4,7 +4,8 @@ Build the binaries once with ``tools/kube-testenv/build.sh``; then:
 
 * :class:`ControlPlane` starts etcd + kube-apiserver (RBAC, token users, SA tokens);
 * :class:`FakeKubelet` lets ``pods/log`` read what the Job runner recorded;
-* :class:`JobRunner` runs hook Jobs as local processes and writes their status;
+* :class:`JobRunner` runs hook Jobs' containers from their images under bwrap and writes
+  their status;
 * :class:`CRDTrial` / :func:`evolve` record what the apiserver does with a CRD change.
 """
 
@@ -16,11 +17,14 @@ from .jobrunner import JobHandle, JobOutcome, JobRun, JobRunner
 from .kube import JSON, Kube, KubeError, api_path, wait_for
 from .kubelet import FakeKubelet
 from .proxy import TcpProxy
+from .sandbox import GUARD_IMAGE, HOST_IMAGE, Image
 
 __all__ = [
     "ADMIN_USER",
     "BIN_ENV",
     "BUILD_COMMAND",
+    "GUARD_IMAGE",
+    "HOST_IMAGE",
     "JSON",
     "RESTRICTED_USERS",
     "Attempt",
@@ -30,6 +34,7 @@ __all__ = [
     "ControlPlane",
     "Evolution",
     "FakeKubelet",
+    "Image",
     "JobHandle",
     "JobOutcome",
     "JobRun",

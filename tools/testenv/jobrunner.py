@@ -8,24 +8,30 @@ There is no kubelet or controller-manager in the test control plane, so a Job cr
   ``job-name``/``controller-uid``, an owner reference to the Job, ``spec.nodeName`` set to
   the :class:`~.kubelet.FakeKubelet` node, so that ``pods/log`` (``kubectl logs``, Helm's
   ``helm.sh/hook-output-log-policy``) reads the recorded log;
-* runs the first container's ``command`` + ``args`` as a **local process** (the image is
-  not pulled: the project's ``.venv/bin`` and the test-env ``bin`` dir are put first on
-  ``PATH`` so the console script ``upgrade-guard``, ``kubectl`` and ``helm`` stand in for
-  the image's entrypoint). A container without ``command`` cannot be run (the image's
-  ENTRYPOINT is unknown) and fails the run;
-* environment: plain ``env[].value`` (with ``$(VAR)`` expansion), ``valueFrom``
-  ``configMapKeyRef``/``secretKeyRef``/``fieldRef`` and ``envFrom`` ConfigMaps/Secrets;
-  ``KUBECONFIG`` points to a kubeconfig for the Pod's ServiceAccount with a token from the
-  TokenRequest API (none when ``automountServiceAccountToken: false``); no other
-  variables of the test process leak in except ``PATH``/``LANG``;
-* volumes: ``configMap``, ``secret`` (``items`` honoured, ``binaryData`` decoded) and
-  ``emptyDir`` are written under a temporary directory. **Paths are rewritten**: any
-  command/arg or env value that equals a ``mountPath`` or starts with ``mountPath/``
-  (also after ``--flag=``) is rewritten to the local directory; the same holds for the
-  ServiceAccount mount ``/var/run/secrets/kubernetes.io/serviceaccount`` and for
-  ``terminationMessagePath`` (default ``/dev/termination-log``), whose file, if written,
-  becomes the container's termination message. A program that opens an absolute mount
-  path it built itself is not redirected;
+* runs the Pod's init containers in order, then its one container, each from its **image**
+  under bubblewrap (:mod:`.sandbox`): ``images`` maps an image reference to an image built
+  by ``tools/image/build.sh`` (root filesystem + OCI config: entrypoint, cmd, env, user,
+  working dir); ``testenv/host`` is the test machine's own root, read-only, with
+  ``path_prepend`` first on ``PATH`` (for test Jobs that need ``sh``, ``kubectl``); any
+  other image fails the Pod, as a pull error would. ``command``/``args`` replace the
+  entrypoint/cmd as Kubernetes says. The process runs as ``runAsUser``/``runAsGroup``
+  (container, then Pod, then the image's USER; ``runAsNonRoot`` refuses uid 0), with a
+  read-only root under ``readOnlyRootFilesystem`` (else writable ``/tmp`` and ``/var/tmp``);
+* environment: the image's, the ``kubernetes`` Service variables
+  (``KUBERNETES_SERVICE_HOST``/``PORT`` name the test apiserver on loopback, so in-cluster
+  configuration works), ``HOSTNAME``, then ``envFrom`` ConfigMaps/Secrets and ``env``
+  (``value`` with ``$(VAR)`` expansion, ``configMapKeyRef``/``secretKeyRef``/``fieldRef``);
+  nothing of the test process leaks in;
+* volumes, bound at their real mount paths: ``configMap`` and ``secret`` (``items``,
+  ``defaultMode``/``mode``, ``binaryData``; always read-only), ``emptyDir`` (mode 0777),
+  ``projected`` (``serviceAccountToken``, ``configMap``, ``secret``), ``subPath``; unless
+  ``automountServiceAccountToken: false``, the ServiceAccount volume at
+  ``/var/run/secrets/kubernetes.io/serviceaccount`` (``token`` from the TokenRequest API,
+  ``ca.crt``, ``namespace``);
+* ``terminationMessagePath`` (default ``/dev/termination-log``) is a writable file; the
+  container's termination message is its last 4096 bytes or, when it is empty, the
+  container failed and ``terminationMessagePolicy: FallbackToLogsOnError``, the log's last
+  80 lines (at most 2048 bytes), as the kubelet does;
 * records stdout and stderr, separately and interleaved as the container log holds them;
 * writes the Pod's and the Job's status through the status subresources the way the
   1.31+ Job controller does: ``startTime``/``active``; then for success ``succeeded`` with
@@ -50,16 +56,19 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlparse
 
 from .controlplane import ControlPlane
 from .kube import JSON, KubeError
 from .kubelet import FakeKubelet
+from .sandbox import HOST_IMAGE, Image, Mount, SandboxError, bwrap_argv, host_image
 
 SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
+SA_VOLUME = "kube-api-access"
 DEFAULT_TERMINATION_PATH = "/dev/termination-log"
 
 
@@ -68,31 +77,41 @@ def _now() -> str:
 
 
 class JobSetupError(Exception):
-    """The Job's Pod could not be started locally (unsupported volume, missing command...)."""
+    """The Job's Pod could not be started (unknown image, unsupported volume, no command...)."""
 
 
 @dataclass
-class JobRun:
-    """One Pod of a Job, run as a local process."""
+class ContainerRun:
+    """One container of a Pod, as it ran."""
 
-    namespace: str
-    job: str
-    job_uid: str
-    pod: str
-    argv: list[str] = field(default_factory=list)
+    name: str = ""
+    argv: list[str] = field(default_factory=list)  # in the container, before bwrap
     env: dict[str, str] = field(default_factory=dict)
-    mounts: dict[str, Path] = field(default_factory=dict)
+    mounts: dict[str, Path] = field(default_factory=dict)  # mount path -> local source
+    uid: int | None = None
+    gid: int | None = None
     exit_code: int | None = None
     stdout: str = ""
     stderr: str = ""
     log: str = ""  # stdout and stderr interleaved, as `kubectl logs` shows it
     termination_message: str = ""
     setup_error: str = ""
-    workdir: Path | None = None
 
     @property
     def succeeded(self) -> bool:
         return self.exit_code == 0
+
+
+@dataclass
+class JobRun(ContainerRun):
+    """One Pod of a Job: its (main) container's run, and its init containers' before it."""
+
+    namespace: str = ""
+    job: str = ""
+    job_uid: str = ""
+    pod: str = ""
+    init_containers: list[ContainerRun] = field(default_factory=list)
+    workdir: Path | None = None
 
 
 @dataclass
@@ -161,6 +180,7 @@ class JobRunner:
         kubelet: FakeKubelet | None,
         workdir: Path,
         *,
+        images: Mapping[str, Image] = {},
         path_prepend: Sequence[Path] = (),
         default_deadline: float = 120.0,
         poll_interval: float = 0.1,
@@ -169,7 +189,8 @@ class JobRunner:
         self.kube = control_plane.admin
         self.kubelet = kubelet
         self.workdir = workdir
-        self.path_prepend = [str(p) for p in path_prepend]
+        self.images = dict(images)
+        self.host_image = host_image(path_prepend)
         self.default_deadline = default_deadline
         self.poll_interval = poll_interval
         self._handles: dict[tuple[str, str], JobHandle] = {}
@@ -367,13 +388,56 @@ class JobRunner:
     def _run_pod(self, job: JSON, timeout: float) -> JobRun:
         meta = job["metadata"]
         namespace, name, uid = meta["namespace"], meta["name"], meta["uid"]
-        template = job["spec"]["template"]
-        pod_spec: JSON = template["spec"]
-        container: JSON = pod_spec["containers"][0]
+        pod_spec: JSON = job["spec"]["template"]["spec"]
         pod_name = f"{name[:50]}-{secrets.token_hex(3)[:5]}"
-        run = JobRun(namespace, name, uid, pod_name)
+        run = JobRun(namespace=namespace, job=name, job_uid=uid, pod=pod_name)
         run.workdir = self.workdir / f"{namespace}.{pod_name}"
         run.workdir.mkdir(parents=True)
+        inits: list[JSON] = list(pod_spec.get("initContainers") or [])
+        mains: list[JSON] = list(pod_spec["containers"])
+        self._create_pod(job, pod_name)
+        started_at = _now()
+        self._pod_status(namespace, pod_name, inits, mains, [], None, started_at)
+        try:
+            if len(mains) != 1:
+                raise JobSetupError(f"{len(mains)} containers: the test runner runs exactly one")
+            volumes = self._volumes(job, run.workdir)
+        except (JobSetupError, KubeError) as exc:
+            run.name = mains[0]["name"]
+            self._fail_setup(run, exc)
+            self._pod_status(namespace, pod_name, inits, mains, [], run, started_at)
+            return run
+        deadline = time.monotonic() + timeout
+        for container in inits:
+            init = ContainerRun(container["name"])
+            run.init_containers.append(init)
+            self._run_container(job, pod_name, container, init, volumes, run.workdir, deadline)
+            self._pod_status(namespace, pod_name, inits, mains, run.init_containers, None,
+                             started_at)  # fmt: skip
+            if not init.succeeded:
+                run.exit_code = init.exit_code
+                return run
+        run.name = mains[0]["name"]
+        self._run_container(job, pod_name, mains[0], run, volumes, run.workdir, deadline)
+        self._pod_status(namespace, pod_name, inits, mains, run.init_containers, run, started_at)
+        return run
+
+    def _fail_setup(self, container: ContainerRun, exc: Exception) -> None:
+        container.setup_error = str(exc)
+        container.exit_code = 128
+        container.log = container.stderr = f"testenv job runner: {exc}\n"
+
+    def _run_container(
+        self,
+        job: JSON,
+        pod_name: str,
+        container: JSON,
+        run: ContainerRun,
+        volumes: dict[str, Path],
+        workdir: Path,
+        deadline: float,
+    ) -> None:
+        namespace = job["metadata"]["namespace"]
         chunks: list[tuple[str, bytes]] = []
         chunk_lock = threading.Lock()
 
@@ -381,33 +445,27 @@ class JobRunner:
             with chunk_lock:
                 return b"".join(c for _, c in chunks)
 
-        self._create_pod(job, pod_name)
         if self.kubelet is not None:
             self.kubelet.set_log(namespace, pod_name, container["name"], log_bytes)
-        started_at = _now()
-        self._pod_status(namespace, pod_name, container, "Running", started_at)
         try:
-            argv, env = self._prepare(job, pod_name, container, run)
-        except (JobSetupError, KubeError) as exc:
-            run.setup_error = str(exc)
-            run.exit_code = 128
+            sandbox = self._prepare(job, pod_name, container, run, volumes, workdir)
+        except (JobSetupError, SandboxError, KubeError) as exc:
             with chunk_lock:
                 chunks.append(("stderr", f"testenv job runner: {exc}\n".encode()))
-            argv, env = [], {}
-        if argv:
-            run.exit_code = self._execute(argv, env, run, chunks, chunk_lock, timeout)
+            self._fail_setup(run, exc)
+            return
+        run.exit_code = self._execute(sandbox, run, chunks, chunk_lock, deadline, workdir)
         with chunk_lock:
             run.stdout = b"".join(c for s, c in chunks if s == "stdout").decode(errors="replace")
             run.stderr = b"".join(c for s, c in chunks if s == "stderr").decode(errors="replace")
-            run.log = b"".join(c for _, c in chunks).decode(errors="replace")
-        term = run.mounts.get("__termination__")
-        if term is not None and term.is_file():
-            run.termination_message = term.read_text(errors="replace")[:4096]
-        self._pod_status(
-            namespace, pod_name, container, "Succeeded" if run.succeeded else "Failed",
-            started_at, exit_code=run.exit_code, message=run.termination_message,
-        )  # fmt: skip
-        return run
+            log = b"".join(c for _, c in chunks)
+        run.log = log.decode(errors="replace")
+        run.termination_message = _termination_message(
+            run.mounts.get(_termination_path(container)),
+            container.get("terminationMessagePolicy") or "File",
+            run.exit_code,
+            log,
+        )
 
     def _create_pod(self, job: JSON, pod_name: str) -> None:
         meta = job["metadata"]
@@ -451,104 +509,128 @@ class JobRunner:
         self,
         namespace: str,
         pod: str,
-        container: JSON,
-        phase: str,
+        inits: list[JSON],
+        mains: list[JSON],
+        init_runs: list[ContainerRun],
+        main_run: ContainerRun | None,
         started_at: str,
-        *,
-        exit_code: int | None = None,
-        message: str = "",
     ) -> None:
-        cs: JSON = {
-            "name": container["name"],
-            "image": container.get("image") or "local",
-            "imageID": "",
-            "restartCount": 0,
-        }
-        if phase == "Running":
-            cs.update(ready=True, started=True, state={"running": {"startedAt": started_at}})
+        """Phase and container statuses as the kubelet reports them: Pending while init
+        containers run (or one failed), Running, then Succeeded or Failed."""
+        init_failed = any(r.exit_code not in (None, 0) for r in init_runs)
+        init_done = len(init_runs) == len(inits) and not init_failed
+        init_statuses = [
+            _container_status(c, init_runs[i] if i < len(init_runs) else None, started_at,
+                              waiting="PodInitializing")
+            for i, c in enumerate(inits)
+        ]  # fmt: skip
+        main_waiting = "PodInitializing" if not init_done else "ContainerCreating"
+        main_statuses = [
+            _container_status(c, main_run, started_at, waiting=main_waiting,
+                              running=init_done and main_run is None)
+            for c in mains
+        ]  # fmt: skip
+        if main_run is not None and main_run.exit_code is not None:
+            phase = "Succeeded" if main_run.succeeded else "Failed"
+        elif init_failed:
+            phase = "Failed"
         else:
-            code = exit_code if exit_code is not None and exit_code >= 0 else 137
-            terminated: JSON = {
-                "exitCode": code,
-                "reason": "Completed" if code == 0 else "Error",
-                "startedAt": started_at,
-                "finishedAt": _now(),
-            }
-            if message:
-                terminated["message"] = message
-            cs.update(ready=False, started=False, state={"terminated": terminated})
-        status = {
+            phase = "Running" if init_done else "Pending"
+        status: JSON = {
             "phase": phase,
             "startTime": started_at,
             "hostIP": "127.0.0.1",
             "hostIPs": [{"ip": "127.0.0.1"}],
-            "containerStatuses": [cs],
+            "podIP": "127.0.0.1",
+            "containerStatuses": main_statuses,
         }
+        if inits:
+            status["initContainerStatuses"] = init_statuses
         try:
             self.kube.patch(f"/api/v1/namespaces/{namespace}/pods/{pod}/status", {"status": status})
         except KubeError as err:
             if err.code != 404:
                 raise
 
-    # Environment, volumes, path rewriting ------------------------------------------------------
-    def _prepare(
-        self, job: JSON, pod_name: str, container: JSON, run: JobRun
-    ) -> tuple[list[str], dict[str, str]]:
+    # Volumes, environment, the sandbox ----------------------------------------------------------
+    def _volumes(self, job: JSON, workdir: Path) -> dict[str, Path]:
+        """Every volume of the Pod as a local directory (shared by all its containers),
+        plus the ServiceAccount token volume the admission plugin would have added."""
         namespace = job["metadata"]["namespace"]
         pod_spec: JSON = job["spec"]["template"]["spec"]
-        assert run.workdir is not None
-        wd = run.workdir
-        if not container.get("command"):
-            raise JobSetupError(
-                f"container {container['name']!r} has no command: the image's entrypoint is "
-                "unknown to the test runner; give the Job an explicit command"
+        volumes = {
+            v["name"]: self._materialize(namespace, pod_spec, v, workdir / "volumes" / v["name"])
+            for v in pod_spec.get("volumes") or []
+        }
+        if pod_spec.get("automountServiceAccountToken", True):
+            token_source = {"serviceAccountToken": {"path": "token"}}
+            ca_source = {"configMap": {"name": "kube-root-ca.crt",
+                                       "items": [{"key": "ca.crt", "path": "ca.crt"}]}}  # fmt: skip
+            volume = {"name": SA_VOLUME, "projected": {"sources": [token_source, ca_source]}}
+            volumes[SA_VOLUME] = self._materialize(
+                namespace, pod_spec, volume, workdir / "volumes" / SA_VOLUME
             )
-        mounts: dict[str, Path] = {}
-        volumes = {v["name"]: v for v in pod_spec.get("volumes") or []}
+            (volumes[SA_VOLUME] / "namespace").write_text(namespace)
+        return volumes
+
+    def _service_account(self, namespace: str, pod_spec: JSON) -> str:
+        name = pod_spec.get("serviceAccountName") or pod_spec.get("serviceAccount") or "default"
+        path = f"/api/v1/namespaces/{namespace}/serviceaccounts"
+        sa = self.kube.get_or_none(f"{path}/{name}")
+        if sa is None and name == "default":  # the ServiceAccount controller's part
+            sa = self.kube.ensure(
+                path, {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name}}
+            )
+        if sa is None:
+            raise JobSetupError(
+                f"ServiceAccount {namespace}/{name} does not exist (a real cluster would keep "
+                "the Pod in ContainerCreating); create it before the Job"
+            )
+        return str(name)
+
+    def _prepare(
+        self,
+        job: JSON,
+        pod_name: str,
+        container: JSON,
+        run: ContainerRun,
+        volumes: dict[str, Path],
+        workdir: Path,
+    ) -> list[str]:
+        namespace = job["metadata"]["namespace"]
+        pod_spec: JSON = job["spec"]["template"]["spec"]
+        image = self._image(container.get("image", ""))
+        command = list(container.get("command") or image.entrypoint)
+        args = list(container.get("args") or ([] if container.get("command") else image.cmd))
+        if not command and not args:
+            raise JobSetupError(
+                f"container {container['name']!r} has no command and image "
+                f"{container.get('image')!r} has no entrypoint"
+            )
+        uid, gid = self._identity(pod_spec, container, image)
+
+        own = workdir / "containers" / container["name"]
+        own.mkdir(parents=True)
+        mounts: list[Mount] = []
         for vm in container.get("volumeMounts") or []:
-            vol = volumes.get(vm["name"])
-            if vol is None:
+            local = volumes.get(vm["name"])
+            if local is None:
                 raise JobSetupError(f"volumeMount {vm['name']!r} has no volume")
-            local = self._materialize(namespace, vol, wd / "volumes" / vm["name"])
             if vm.get("subPath"):
                 local = local / vm["subPath"]
-            mounts[vm["mountPath"].rstrip("/") or "/"] = local
-        env: dict[str, str] = {
-            "PATH": os.pathsep.join([*self.path_prepend, os.environ.get("PATH", "/usr/bin:/bin")]),
-            "HOME": str(wd / "home"),
-            "HOSTNAME": pod_name,
-            "LANG": os.environ.get("LANG", "C.UTF-8"),
-        }
-        (wd / "home").mkdir()
-        sa_name = pod_spec.get("serviceAccountName") or pod_spec.get("serviceAccount") or "default"
-        if pod_spec.get("automountServiceAccountToken", True):  # the token mount, as kubeconfig
-            sa_path = f"/api/v1/namespaces/{namespace}/serviceaccounts"
-            sa = self.kube.get_or_none(f"{sa_path}/{sa_name}")
-            if sa is None and sa_name == "default":  # the ServiceAccount controller's part
-                sa = self.kube.ensure(
-                    sa_path,
-                    {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default"}},
-                )
-            if sa is None:
-                raise JobSetupError(
-                    f"ServiceAccount {namespace}/{sa_name} does not exist (a real cluster would "
-                    "keep the Pod in ContainerCreating); create it before the Job"
-                )
-            token = self.cp.service_account_token(namespace, sa_name)
-            user = f"system:serviceaccount:{namespace}:{sa_name}"
-            kubeconfig = self.cp.write_kubeconfig(wd / "kubeconfig", user, token, namespace)
-            env["KUBECONFIG"] = str(kubeconfig)
-            sa_dir = wd / "serviceaccount"
-            sa_dir.mkdir()
-            (sa_dir / "token").write_text(token)
-            (sa_dir / "namespace").write_text(namespace)
-            (sa_dir / "ca.crt").write_bytes(self.cp.pki.ca_cert.read_bytes())
-            mounts.setdefault(SA_MOUNT, sa_dir)
-        term_path = container.get("terminationMessagePath") or DEFAULT_TERMINATION_PATH
-        mounts[term_path] = wd / "termination-log"
-        run.mounts = dict(mounts)
-        run.mounts["__termination__"] = wd / "termination-log"
+            kind = next(k for k in _volume_kinds(pod_spec, vm["name"]))
+            read_only = bool(vm.get("readOnly")) or kind in ("configMap", "secret", "projected")
+            mounts.append(Mount(local, vm["mountPath"].rstrip("/") or "/", read_only))
+        mounted = {m.target for m in mounts}
+        if SA_VOLUME in volumes and SA_MOUNT not in mounted:
+            mounts.append(Mount(volumes[SA_VOLUME], SA_MOUNT, True))
+        term = own / "termination-log"
+        term.touch(mode=0o666)
+        mounts.append(Mount(term, _termination_path(container), False))
+        run.mounts = {m.target: m.source for m in mounts}
 
+        sa_name = self._service_account(namespace, pod_spec)
+        port = str(urlparse(self.cp.server).port)
         field_values = {
             "metadata.name": pod_name,
             "metadata.namespace": namespace,
@@ -558,6 +640,20 @@ class JobRunner:
             "status.hostIP": "127.0.0.1",
             "status.podIP": "127.0.0.1",
         }
+        env: dict[str, str] = dict(image.env)
+        env.update(  # the default namespace's kubernetes Service, as the kubelet injects it
+            {
+                "HOSTNAME": pod_name,
+                "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+                "KUBERNETES_SERVICE_PORT": port,
+                "KUBERNETES_SERVICE_PORT_HTTPS": port,
+                "KUBERNETES_PORT": f"tcp://127.0.0.1:{port}",
+                "KUBERNETES_PORT_443_TCP": f"tcp://127.0.0.1:{port}",
+                "KUBERNETES_PORT_443_TCP_PROTO": "tcp",
+                "KUBERNETES_PORT_443_TCP_PORT": port,
+                "KUBERNETES_PORT_443_TCP_ADDR": "127.0.0.1",
+            }
+        )
         container_env: dict[str, str] = {}
         for source in container.get("envFrom") or []:
             prefix = source.get("prefix", "")
@@ -583,14 +679,51 @@ class JobRunner:
                 container_env[item["name"]] = field_values[path]
             else:
                 raise JobSetupError(f"env {item['name']}: valueFrom {list(vf)} not supported")
-        for key, value in container_env.items():
-            env[key] = _rewrite(value, mounts)
-        argv = [
-            _rewrite(_expand(a, container_env), mounts)
-            for a in [*container["command"], *(container.get("args") or [])]
-        ]
-        run.argv, run.env = argv, env
-        return argv, env
+        env.update(container_env)
+        env.setdefault("HOME", "/")  # what containerd and CRI-O give a uid without a passwd entry
+        run.argv = [_expand(a, container_env) for a in [*command, *args]]
+        run.env = env
+        run.uid, run.gid = uid, gid
+        security = container.get("securityContext") or {}
+        return bwrap_argv(
+            image,
+            run.argv,
+            mounts,
+            uid=uid,
+            gid=gid,
+            hostname=pod_name,
+            working_dir=container.get("workingDir") or image.working_dir,
+            read_only_root=bool(security.get("readOnlyRootFilesystem")),
+        )
+
+    def _image(self, reference: str) -> Image:
+        if reference == HOST_IMAGE:
+            return self.host_image
+        image = self.images.get(reference)
+        if image is None:
+            known = ", ".join(sorted([HOST_IMAGE, *self.images]))
+            raise JobSetupError(
+                f"image {reference!r} is not known to the test runner (a real kubelet would "
+                f"report ErrImagePull); known: {known}"
+            )
+        return image
+
+    @staticmethod
+    def _identity(pod_spec: JSON, container: JSON, image: Image) -> tuple[int, int]:
+        """uid and gid as the kubelet chooses them: container securityContext, then the
+        Pod's, then the image's USER; runAsNonRoot refuses uid 0."""
+        pod_sc = pod_spec.get("securityContext") or {}
+        sc = container.get("securityContext") or {}
+        image_uid, _, image_gid = image.user.partition(":")
+        if image_uid and not image_uid.isdigit():
+            raise JobSetupError(f"image user {image.user!r} is not numeric")
+        uid = sc.get("runAsUser", pod_sc.get("runAsUser", int(image_uid or 0)))
+        gid = sc.get("runAsGroup", pod_sc.get("runAsGroup", int(image_gid or 0)))
+        if sc.get("runAsNonRoot", pod_sc.get("runAsNonRoot")) and uid == 0:
+            raise JobSetupError(
+                f"container {container['name']!r} has runAsNonRoot and image will run as root"
+            )
+        return int(uid), int(gid)
 
     def _read_data(self, namespace: str, kind: str, name: str, optional: bool) -> dict[str, bytes]:
         obj = self.kube.get_or_none(f"/api/v1/namespaces/{namespace}/{kind}/{name}")
@@ -621,45 +754,71 @@ class JobRunner:
         data = self._read_data(namespace, kind, ref["name"], bool(ref.get("optional")))
         return {k: v.decode(errors="replace") for k, v in data.items()}
 
-    def _materialize(self, namespace: str, volume: JSON, target: Path) -> Path:
+    def _materialize(self, namespace: str, pod_spec: JSON, volume: JSON, target: Path) -> Path:
         target.mkdir(parents=True, exist_ok=True)
         if "emptyDir" in volume:
+            target.chmod(0o777)
             return target
         if "configMap" in volume or "secret" in volume:
-            src = volume.get("configMap") or volume["secret"]
             kind = "configmaps" if "configMap" in volume else "secrets"
-            name = src.get("name") or src.get("secretName")
-            data = self._read_data(namespace, kind, name, bool(src.get("optional")))
-            items = src.get("items")
-            pairs = [(i["key"], i["path"]) for i in items] if items else [(k, k) for k in data]
-            for key, rel in pairs:
-                if key not in data:
-                    raise JobSetupError(f"{kind} {name} has no key {key!r}")
-                dest = target / rel
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                dest.write_bytes(data[key])
+            self._write_keys(namespace, volume.get("configMap") or volume["secret"], kind, target)
+            return target
+        if "projected" in volume:
+            for source in volume["projected"].get("sources") or []:
+                if "serviceAccountToken" in source:
+                    spec = source["serviceAccountToken"]
+                    token = self.cp.service_account_token(
+                        namespace,
+                        self._service_account(namespace, pod_spec),
+                        int(spec.get("expirationSeconds", 3600)),
+                    )
+                    (target / spec["path"]).write_text(token)
+                elif "configMap" in source or "secret" in source:
+                    kind = "configmaps" if "configMap" in source else "secrets"
+                    self._write_keys(namespace, source.get("configMap") or source["secret"],
+                                     kind, target)  # fmt: skip
+                else:
+                    raise JobSetupError(f"projected volume source {list(source)} not supported")
             return target
         raise JobSetupError(
-            f"volume {volume['name']!r}: only configMap, secret and emptyDir volumes are supported"
+            f"volume {volume['name']!r}: only configMap, secret, projected and emptyDir "
+            "volumes are supported"
         )
+
+    def _write_keys(self, namespace: str, src: JSON, kind: str, target: Path) -> None:
+        name = str(src.get("name") or src.get("secretName"))
+        if kind == "configmaps" and name == "kube-root-ca.crt":  # the root CA publisher's part
+            data = {"ca.crt": self.cp.pki.ca_cert.read_bytes()}
+        else:
+            data = self._read_data(namespace, kind, name, bool(src.get("optional")))
+        items = src.get("items")
+        pairs = (
+            [(i["key"], i["path"], i.get("mode")) for i in items]
+            if items
+            else [(k, k, None) for k in data]
+        )
+        for key, rel, mode in pairs:
+            if key not in data:
+                raise JobSetupError(f"{kind} {name} has no key {key!r}")
+            dest = target / rel
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data[key])
+            dest.chmod(mode if mode is not None else src.get("defaultMode", 0o644))
 
     def _execute(
         self,
         argv: list[str],
-        env: dict[str, str],
-        run: JobRun,
+        run: ContainerRun,
         chunks: list[tuple[str, bytes]],
         lock: threading.Lock,
-        timeout: float,
+        deadline: float,
+        workdir: Path,
     ) -> int:
-        assert run.workdir is not None
-        work = run.workdir / "cwd"
-        work.mkdir()
         try:
             proc = subprocess.Popen(
                 argv,
-                cwd=work,
-                env=env,
+                cwd=workdir,
+                env=run.env,  # bwrap passes its environment to the container's process
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
@@ -675,7 +834,7 @@ class JobRunner:
         reader = threading.Thread(target=_pump, args=(proc, chunks, lock), daemon=True)
         reader.start()
         try:
-            code = proc.wait(timeout=max(timeout, 0.1))
+            code = proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             code = proc.wait()
@@ -683,6 +842,61 @@ class JobRunner:
         with self._lock:
             self._procs.discard(proc)
         return code
+
+
+def _volume_kinds(pod_spec: JSON, name: str) -> list[str]:
+    for volume in pod_spec.get("volumes") or []:
+        if volume["name"] == name:
+            return [k for k in volume if k != "name"]
+    return ["projected"]  # the ServiceAccount token volume
+
+
+def _termination_path(container: JSON) -> str:
+    return str(container.get("terminationMessagePath") or DEFAULT_TERMINATION_PATH)
+
+
+def _termination_message(path: Path | None, policy: str, exit_code: int | None, log: bytes) -> str:
+    """What the kubelet puts in ``state.terminated.message``: the last 4096 bytes of the
+    termination-message file; if that is empty, the container failed and the policy is
+    FallbackToLogsOnError, the log's last 80 lines, at most its last 2048 bytes."""
+    message = path.read_bytes()[-4096:] if path is not None and path.is_file() else b""
+    if not message and policy == "FallbackToLogsOnError" and exit_code != 0:
+        message = b"".join(log.splitlines(keepends=True)[-80:])[-2048:]
+    return message.decode(errors="replace")
+
+
+def _container_status(
+    container: JSON,
+    run: ContainerRun | None,
+    started_at: str,
+    *,
+    waiting: str,
+    running: bool = False,
+) -> JSON:
+    cs: JSON = {
+        "name": container["name"],
+        "image": container.get("image") or "local",
+        "imageID": "",
+        "restartCount": 0,
+        "ready": False,
+        "started": False,
+    }
+    if run is not None and run.exit_code is not None:
+        code = run.exit_code if run.exit_code >= 0 else 137
+        terminated: JSON = {
+            "exitCode": code,
+            "reason": "Completed" if code == 0 else "Error",
+            "startedAt": started_at,
+            "finishedAt": _now(),
+        }
+        if run.termination_message:
+            terminated["message"] = run.termination_message
+        cs["state"] = {"terminated": terminated}
+    elif running:
+        cs.update(ready=True, started=True, state={"running": {"startedAt": started_at}})
+    else:
+        cs["state"] = {"waiting": {"reason": waiting}}
+    return cs
 
 
 def _pump(
@@ -718,16 +932,3 @@ def _expand(value: str, env: dict[str, str]) -> str:
         return env.get(m.group(1), m.group(0))
 
     return _VAR.sub(sub, value)
-
-
-def _rewrite(value: str, mounts: dict[str, Path]) -> str:
-    """Map a container path under a mountPath to the local directory standing in for it."""
-    prefix = ""
-    rest = value
-    if value.startswith("-") and "=" in value:
-        prefix, rest = value.split("=", 1)
-        prefix += "="
-    for mount in sorted(mounts, key=len, reverse=True):
-        if rest == mount or rest.startswith(mount.rstrip("/") + "/"):
-            return prefix + str(mounts[mount]) + rest[len(mount) :]
-    return value
