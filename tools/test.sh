@@ -7,8 +7,9 @@ tools/setup.sh
 
 if command -v go >/dev/null 2>&1; then
   tools/kube-testenv/build.sh
+  tools/gitops/build.sh  # Argo CD and Flux oracles for the chart tests
 elif [ "${CI:-}" = "true" ]; then
-  echo "tools/test.sh: CI=true but no Go toolchain: cannot build the control plane" >&2
+  echo "tools/test.sh: CI=true but no Go toolchain: cannot build the control plane and oracles" >&2
   exit 1
 else
   echo "tools/test.sh: no Go toolchain; cluster tests will be skipped (install Go >= 1.25)"
