@@ -9,7 +9,8 @@ it stopped being the storage version.
 Why it matters: ``status.storedVersions`` keeps every version ever used for storage, and
 the apiserver refuses a CRD update that drops one of them from ``spec.versions``. Only a
 storage migration (read and write back every object, then trim storedVersions), documented
-for users in the release, makes the removal applicable.
+for users in the release, makes the removal applicable (held to kube-apiserver v1.35.4 in
+tests/cluster/test_lifecycle_truth.py).
 
 Allowed: removing a version never used for storage, or one whose storage migration the
 policy declares for that release or an earlier one.

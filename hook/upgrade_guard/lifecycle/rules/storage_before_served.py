@@ -5,9 +5,11 @@ previous storage version, for the tier's ``served-before-storage`` window before
 switch (Kubernetes' rule 4b and the default: at least one release serving both; Grafana's
 policy: 6 months and one minor release).
 
-Why it matters: after a rollback to the release before, the apiserver must still serve
-and decode what the new release wrote. Only a release that already served the new version
-can read objects stored at it; one that did not leaves them unreadable.
+Why it matters: applying the new release adds the new storage version to
+``status.storedVersions``. Rolling back applies the release before's CRD, and when that CRD
+does not list the version, the apiserver refuses the update: the rollback fails. A release
+that served the new version can be rolled back to, and reads what the new one stored
+(both held to kube-apiserver v1.35.4 in tests/cluster/test_lifecycle_truth.py).
 
 Allowed: switching storage to a version served (alongside the old storage version) for
 the whole window; a CRD's first storage version.
