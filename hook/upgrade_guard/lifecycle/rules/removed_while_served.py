@@ -4,10 +4,10 @@ What it flags: a version removed from ``spec.versions`` (or with its whole CRD) 
 release right after one that still served it, instead of first being set
 ``served: false`` for a release.
 
-Why it matters: ``served: false`` is the reversible step: the version disappears from the
-API, a rollback brings it back, and objects stored at it still decode. Removing the entry
-is not reversible once applied, and needs the storage migration UG807 checks. Graduation
-order: not served first, removed later.
+Why it matters: ``served: false`` is the step a patch release can undo: clients still
+using the version see it gone, while its schema stays for objects stored at it, and
+serving it again is one line. Kubernetes' CRD versioning guide removes a version in this
+order: stop serving it, migrate storage (UG807), then remove it from ``spec.versions``.
 
 Allowed: removing a version a release after it stopped being served.
 """
