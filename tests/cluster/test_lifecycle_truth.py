@@ -13,7 +13,7 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any
 
-from testenv import Cluster, CRDTrial
+from testenv import Cluster, CRDTrial, ToolRunner
 from testenv.truth import TOUCH, crd_body, root_schema, version_entry
 from upgrade_guard.crd import Crd
 from upgrade_guard.lifecycle.timeline import Release
@@ -114,3 +114,23 @@ def test_ug807_a_former_storage_version_leaves_only_after_a_storage_migration(
     # Allowed after it; the object reads back.
     trial.apply_crd(removed).expect_allowed()
     assert trial.get("old")["spec"]["size"] == "M"
+
+
+def test_ug802_deprecated_true_warns_every_client_of_the_version(
+    cluster: Cluster, namespace: str, kubectl: ToolRunner
+) -> None:
+    plural = f"warnings{secrets.token_hex(3)}"
+    deprecated_beta = version_entry("v1beta1", SCHEMA, storage=False)
+    deprecated_beta["deprecated"] = True
+    crd = crd_body(plural, [deprecated_beta, version_entry("v1", SCHEMA)])
+    trial = CRDTrial(cluster.admin, namespace)
+    trial.apply_crd(crd).expect_allowed()
+    group = crd["spec"]["group"]
+
+    def warned(version: str) -> str:
+        done = kubectl("get", f"{plural}.{version}.{group}", "-n", namespace)
+        assert done.returncode == 0, done.stderr
+        return done.stderr
+
+    assert f"{group}/v1beta1 {crd['spec']['names']['kind']} is deprecated" in warned("v1beta1")
+    assert "is deprecated" not in warned("v1")

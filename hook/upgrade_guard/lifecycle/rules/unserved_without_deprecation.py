@@ -5,7 +5,9 @@ What it flags: a served version that stops being served (``served: false``, remo
 ``deprecated: true``, when its tier has a deprecation window.
 
 Why it matters: ``deprecated: true`` makes the apiserver warn every client that uses the
-version; without it, the first sign a client gets is a 404 after the upgrade. Every
+version (kubectl prints "<group>/<version> <Kind> is deprecated"; held to kube-apiserver
+v1.35.4 in tests/cluster/test_lifecycle_truth.py); without it, the first sign a client
+gets is a 404 after the upgrade. Every
 published policy (Kubernetes', Weave GitOps ADR 14, Grafana's and Hermes') requires the
 announcement before the removal.
 
