@@ -9,6 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
+import yaml
 from lifecycle_kit import ReleaseRepo, served, versions
 
 from upgrade_guard.lifecycle import rules as lifecycle_rules
@@ -175,3 +176,14 @@ def test_every_lifecycle_rule_is_registered_documented_listed_and_explained(
         assert f"| {rule.code} | {rule.name} |" in readme
         explained = repo.ug("explain", rule.name)
         assert explained.returncode == 0 and explained.stdout.startswith(rule.code)
+
+
+def test_every_policy_example_in_the_readme_lifecycle_section_parses() -> None:
+    text = README.read_text()
+    section = text[text.index("## API lifecycle over release history") :]
+    section = section[: section.index("\n## ", 1)]
+    examples = re.findall(r"```yaml\n(.*?)```", section, flags=re.DOTALL)
+    assert len(examples) == 4  # the section's own, Kubernetes', ADR 14's, Grafana's
+    for example in examples:
+        policy = parse_policy(yaml.safe_load(example), "README.md")
+        assert policy.lifecycle.tiers[Tier.STABLE].deprecation.releases >= 2

@@ -185,7 +185,7 @@ CASES: list[tuple[str, list[Release], dict[str, Any] | None, set[tuple[str, str,
         set(),
     ),
     (
-        "UG803 allowed: the policy's shorter window (ADR 14's beta: 3 releases, 3 months)",
+        "UG803 allowed: a policy's shorter window (3 releases, 3 months)",
         BETA_UNSERVED_AFTER_3_MONTHS,
         {"tiers": {"beta": {"deprecation": {"releases": 3, "months": 3}}}},
         set(),
