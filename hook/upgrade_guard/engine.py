@@ -83,7 +83,7 @@ def compare_crds(
         raw.extend(_crd_changes(before, after, policy))
     findings = [f for f in (_judge(item, policy, kube_version) for item in raw) if f is not None]
     findings = _apply_declared_breaks(findings, policy)
-    findings.sort(key=_report_order)
+    findings.sort(key=report_order)
     return Outcome(findings=tuple(findings), crds_compared=len(old.keys() & new.keys()))
 
 
@@ -233,13 +233,15 @@ def _served_pair_changes(old: Crd, new: Crd) -> Iterator[_Raw]:
 
 
 def _judge(item: _Raw, policy: Policy, kube_version: tuple[int, int] | None) -> Finding | None:
-    severity = policy.severity_of(item.rule.code, item.change.severity or item.rule.severity)
+    severity, strict_notes = policy.judged(
+        item.rule.code, item.change.severity or item.rule.severity
+    )
     since = item.change.since
     if severity is None or (
         since is not None and kube_version is not None and kube_version < since
     ):
         return None
-    notes: list[str] = []
+    notes = list(strict_notes)
     ratcheting = kube_version is not None and kube_version >= RATCHETING_SINCE
     if item.change.ratchetable and ratcheting and not policy.strict and severity is Severity.ERROR:
         severity = Severity.WARNING
@@ -250,9 +252,6 @@ def _judge(item: _Raw, policy: Policy, kube_version: tuple[int, int] | None) -> 
             f"ratcheted on Kubernetes {major}.{minor}: updates that leave {where} unchanged"
             " pass; new objects and changed values must satisfy it"
         )
-    if policy.strict and severity is Severity.WARNING:
-        severity = Severity.ERROR
-        notes.append("strict profile: warnings refuse")
     return Finding(
         code=item.rule.code,
         rule=item.rule.name,
@@ -311,7 +310,7 @@ def _nearest(declared: DeclaredBreak, findings: list[Finding]) -> str:
     return did_you_mean(declared.path, set(same_rule))
 
 
-def _report_order(finding: Finding) -> tuple[Any, ...]:
+def report_order(finding: Finding) -> tuple[Any, ...]:
     """By CRD; within one, what still refuses first, most severe first; then by place."""
     return (
         finding.crd,

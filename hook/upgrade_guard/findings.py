@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -69,6 +70,11 @@ class Outcome:
     findings: tuple[Finding, ...] = field(default_factory=tuple)
     crds_compared: int = 0
     policy: str = "none (built-in defaults)"  # which policy judged, as reports name it
+    # What was compared, beyond the findings (verify-history's baseline, schema versions
+    # and counters): lines for people, shown above the findings, and the same for machines,
+    # keys the JSON report carries beside verdict and summary.
+    facts: tuple[tuple[str, str], ...] = ()
+    details: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def safe(self) -> bool:

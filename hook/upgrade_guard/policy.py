@@ -208,6 +208,14 @@ class Policy:
     def severity_of(self, code: str, default: Severity) -> Severity | None:
         return self.severities.get(code, default)
 
+    def judged(self, code: str, default: Severity) -> tuple[Severity | None, tuple[str, ...]]:
+        """A finding's severity: the override or the default, a warning raised to an error
+        under the strict profile, with the notes saying so; None when the rule is ignored."""
+        severity = self.severity_of(code, default)
+        if self.strict and severity is Severity.WARNING:
+            return Severity.ERROR, ("strict profile: warnings refuse",)
+        return severity, ()
+
 
 DEFAULT_POLICY = Policy(severities={})
 

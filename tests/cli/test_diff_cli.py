@@ -224,3 +224,4 @@ def test_rules_and_explain_cover_the_history_checks() -> None:
     assert "UG704  error    schema-changed-without-bump" in run("rules").stdout
     explained = run("explain", "UG704")
     assert explained.returncode == 0 and explained.stdout.startswith("UG704 schema-changed")
+    assert "Why it matters:" in explained.stdout and "UG705" not in explained.stdout

@@ -21,6 +21,7 @@ from upgrade_guard import engine, rules
 from upgrade_guard.counters import digest, history
 from upgrade_guard.crd import Crd
 from upgrade_guard.load.yaml_reader import read_documents
+from upgrade_guard.rules.base import HistoryCheck
 
 Body = dict[str, Any]
 STRING = {"type": "string"}
@@ -160,7 +161,8 @@ def engine_codes(old: list[Body], new: list[Body]) -> set[str]:
 
 
 def test_every_rule_has_a_row() -> None:
-    missing = {rule.code for rule in rules.ALL_RULES} - set(CHANGES) - NOT_A_CHANGE
+    engine_rules = {r.code for r in rules.ALL_RULES if not isinstance(r, HistoryCheck)}
+    missing = engine_rules - set(CHANGES) - NOT_A_CHANGE
     assert not missing, f"add a row for {sorted(missing)}"
 
 

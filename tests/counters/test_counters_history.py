@@ -45,10 +45,11 @@ def test_dirty_tree_is_compared_with_head_and_says_so(repo: GitRepo) -> None:
     repo.stamp(2)
     done = repo.ug("verify-history", "crds")
     assert done.returncode == 0, done.stdout + done.stderr
-    last = done.stdout.strip().splitlines()[-1]
-    assert "history OK" in last and "baseline HEAD " in last
-    assert "uncommitted changes, so the working tree against HEAD" in last
-    assert "schema version 1 → 2, schema changed" in last
+    assert done.stdout.startswith("baseline:  HEAD — ")
+    words = " ".join(done.stdout.split())
+    assert "uncommitted changes, so the working tree against HEAD" in words
+    assert "schema: version 1 → 2; changed: " in words
+    assert done.stdout.strip().splitlines()[-1].startswith("upgrade-guard SAFE")
 
 
 def test_clean_tree_is_head_against_its_parent_and_says_so(repo: GitRepo) -> None:
@@ -194,6 +195,30 @@ def test_change_without_bump_is_refused(repo: GitRepo) -> None:
     code, report = repo.verify()
     assert code == 1
     assert codes(report) == {"UG704"}
+
+
+@pytest.mark.parametrize(
+    ("rules", "profile", "expected_exit", "severities"),
+    [
+        pytest.param({"UG704": "warning"}, "default", 0, ["warning"], id="UG704 warning: allowed"),
+        pytest.param(
+            {"schema-changed-without-bump": "ignore"}, "default", 0, [], id="ignored by name"
+        ),
+        pytest.param({"UG704": "warning"}, "strict", 1, ["error"], id="warning under strict"),
+        pytest.param({"UG705": "warning"}, "default", 1, ["error"], id="another check: refused"),
+    ],
+)
+def test_policy_sets_the_severity_of_a_history_check(
+    repo: GitRepo, rules: dict[str, str], profile: str, expected_exit: int, severities: list[str]
+) -> None:
+    repo.release(widget(), schema_version=1)
+    repo.write_crd(widget(**SIZE_AND_COLOR))
+    repo.stamp(1)
+    repo.write("policy.yaml", json.dumps({"profile": profile, "rules": rules}))
+    code, report = repo.verify("--policy", "policy.yaml")
+    assert code == expected_exit, report
+    found = [f["severity"] for f in report["findings"] if f["code"] == "UG704"]
+    assert found == severities
 
 
 def test_bump_without_change_is_refused(repo: GitRepo) -> None:
@@ -509,13 +534,13 @@ def test_failure_lists_every_reason_and_github_annotates(repo: GitRepo) -> None:
     text = repo.ug("verify-history", "crds", process=True)
     assert text.returncode == 1
     assert "UG201" in text.stdout and "UG704" in text.stdout
-    assert "history REFUSED — 2 reasons" in text.stdout.splitlines()[-1]
+    assert "UNSAFE — 1 CRD; 2 error" in text.stdout.splitlines()[-1]
     github = repo.ug("verify-history", "crds", "--output", "github")
     assert github.returncode == 1
     errors = [line for line in github.stdout.splitlines() if line.startswith("::error")]
-    assert len(errors) == 3  # two findings and the verdict
+    assert len(errors) == 2
     markdown = repo.ug("verify-history", "crds", "--output", "markdown")
-    assert "| error | UG704 |" in markdown.stdout
+    assert "| ❌ error | `UG704` schema-changed-without-bump |" in markdown.stdout
 
 
 # ------------------------------------------------------------------ the README's adoption
@@ -527,7 +552,7 @@ def test_adoption_in_two_commands_then_ci(repo: GitRepo) -> None:
     assert repo.ug("stamp", "crds", "--schema-version", "1", process=True).returncode == 0
     done = repo.ug("verify-history", "crds", process=True)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "schema version none → 1" in done.stdout
+    assert "schema:    version none → 1 (first adoption)" in done.stdout
     repo.commit("adopt upgrade-guard counters")
     main = repo.git("rev-parse", "HEAD")
     # A pull request that changes a spec and forgets the bump: the CI step refuses it.

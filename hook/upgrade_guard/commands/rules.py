@@ -10,14 +10,18 @@ import typer
 
 from upgrade_guard import rules as engine_rules
 from upgrade_guard.commands import options
-from upgrade_guard.counters import history
 from upgrade_guard.findings import ExitCode
 from upgrade_guard.lifecycle import rules as lifecycle_rules
+from upgrade_guard.rules.base import HistoryCheck, Rule
 
 
 class ListFormat(enum.StrEnum):
     text = "text"
     json = "json"
+
+
+def _command(rule: Rule) -> str:
+    return "verify-history" if isinstance(rule, HistoryCheck) else "diff"
 
 
 def _rule_table() -> list[dict[str, str]]:
@@ -26,20 +30,10 @@ def _rule_table() -> list[dict[str, str]]:
             "code": rule.code,
             "name": rule.name,
             "severity": str(rule.severity),
-            "command": "diff",
+            "command": _command(rule),
             "summary": rule.summary,
         }
         for rule in engine_rules.ALL_RULES
-    ]
-    table += [
-        {
-            "code": check.code,
-            "name": check.name,
-            "severity": "error",
-            "command": "verify-history",
-            "summary": check.summary,
-        }
-        for check in history.CHECKS
     ]
     table += [
         {
@@ -72,21 +66,11 @@ def list_rules(
         )
 
 
-def _history_check(code: str) -> history.Check | None:
-    wanted = code.strip().lower()
-    return next((c for c in history.CHECKS if wanted in (c.code.lower(), c.name)), None)
-
-
 def explain(
     code: Annotated[str, typer.Argument(metavar="CODE", help="A rule code or name.")],
 ) -> None:
     """Print a rule's documentation."""
     rule = engine_rules.lookup(code) or lifecycle_rules.lookup(code)
-    if rule is not None:
-        typer.echo(rule.doc.strip())
-        return
-    check = _history_check(code)
-    if check is None:
+    if rule is None:
         options.fail(ExitCode.BAD_INPUT, f"unknown rule {code!r} (see `upgrade-guard rules`)")
-    typer.echo(f"{check.code} {check.name}\n\nWhat it flags: {check.summary} (verify-history).")
-    typer.echo(f"\n{(history.__doc__ or '').strip()}")
+    typer.echo(rule.doc.strip())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from typing import Annotated
 
 import typer
@@ -13,7 +12,6 @@ from upgrade_guard.counters.history import Side, verify_history
 from upgrade_guard.load import git_tree
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.policy import Policy
-from upgrade_guard.report.history import RENDERERS
 
 REQUIRE_EXPLICIT_BASELINE_ENV = "UPGRADE_GUARD_REQUIRE_EXPLICIT_BASELINE"
 BASELINE_REF_ENV = "UPGRADE_GUARD_BASELINE_REF"
@@ -78,5 +76,5 @@ def verify_history_command(
         result = verify_history(before, after, chosen, trees.reason, directory)
     except digest.DigestError as error:
         raise LoadError(str(error)) from None
-    sys.stdout.write(RENDERERS[output.value](result))
+    options.write_report(result.outcome, output)
     raise typer.Exit(int(result.outcome.exit_code))

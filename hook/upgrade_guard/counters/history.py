@@ -40,7 +40,7 @@ from typing import Any
 from upgrade_guard import engine
 from upgrade_guard.counters import digest
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.findings import Finding, Outcome
 from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
     SCHEMA_DIGEST,
@@ -51,64 +51,26 @@ from upgrade_guard.policy import (
     Restart,
     canonical_number,
 )
+from upgrade_guard.rules import (
+    counter_bumped_without_change,
+    counter_changed_without_bump,
+    counter_decreased,
+    counter_missing,
+    first_adoption_not_one,
+    schema_bumped_without_change,
+    schema_changed_without_bump,
+    schema_digest_stale,
+    schema_version_missing,
+    schema_version_rolled_back,
+    schema_versions_disagree,
+)
+from upgrade_guard.rules.base import HistoryCheck
 
 ALL_CRDS = "(all CRDs)"
 
 
-@dataclass(frozen=True)
-class Check:
-    code: str
-    name: str
-    summary: str
-
-
-SCHEMA_VERSION_MISSING = Check(
-    "UG701", "schema-version-missing", "a CRD lacks a canonical crd-schema-version"
-)
-SCHEMA_VERSIONS_DISAGREE = Check(
-    "UG702", "schema-versions-disagree", "the CRDs carry different schema versions"
-)
-SCHEMA_DIGEST_STALE = Check(
-    "UG703", "schema-digest-stale", "a CRD's crd-schema-digest is not the digest of its spec"
-)
-CHANGED_WITHOUT_BUMP = Check(
-    "UG704", "schema-changed-without-bump", "the schema changed but its version did not rise"
-)
-BUMPED_WITHOUT_CHANGE = Check(
-    "UG705", "schema-bumped-without-change", "the schema version moved but the schema did not"
-)
-ROLLED_BACK = Check(
-    "UG706", "schema-version-rolled-back", "the schema version went down without a restart"
-)
-FIRST_ADOPTION_NOT_ONE = Check(
-    "UG707", "first-adoption-not-one", "a first adoption must start at schema version 1"
-)
-COUNTER_MISSING = Check(
-    "UG708", "counter-missing", "a counter is missing, not canonical, or differs between CRDs"
-)
-COUNTER_DECREASED = Check("UG709", "counter-decreased", "a monotonic counter went down")
-COUNTER_CHANGED_WITHOUT_BUMP = Check(
-    "UG710", "counter-changed-without-bump", "a counter's files changed but it did not rise"
-)
-COUNTER_BUMPED_WITHOUT_CHANGE = Check(
-    "UG711", "counter-bumped-without-change", "a counter moved but its files did not change"
-)
-CHECKS: tuple[Check, ...] = (
-    SCHEMA_VERSION_MISSING,
-    SCHEMA_VERSIONS_DISAGREE,
-    SCHEMA_DIGEST_STALE,
-    CHANGED_WITHOUT_BUMP,
-    BUMPED_WITHOUT_CHANGE,
-    ROLLED_BACK,
-    FIRST_ADOPTION_NOT_ONE,
-    COUNTER_MISSING,
-    COUNTER_DECREASED,
-    COUNTER_CHANGED_WITHOUT_BUMP,
-    COUNTER_BUMPED_WITHOUT_CHANGE,
-)
-
-_SCHEMA_CHECKS = (SCHEMA_VERSION_MISSING, SCHEMA_VERSIONS_DISAGREE)
-_COUNTER_CHECKS = (COUNTER_MISSING, COUNTER_MISSING)
+_SCHEMA_CHECKS = (schema_version_missing.RULE, schema_versions_disagree.RULE)
+_COUNTER_CHECKS = (counter_missing.RULE, counter_missing.RULE)
 
 
 @dataclass(frozen=True)
@@ -153,11 +115,13 @@ class History:
         return [finding for finding in self.outcome.findings if finding.refuses]
 
 
-def _finding(check: Check, crd: str, message: str, old: Any = None, new: Any = None) -> Finding:
+def _finding(
+    check: HistoryCheck, crd: str, message: str, old: Any = None, new: Any = None
+) -> Finding:
     return Finding(
         code=check.code,
         rule=check.name,
-        severity=Severity.ERROR,
+        severity=check.severity,
         crd=crd,
         version=None,
         path=None,
@@ -205,7 +169,7 @@ def _changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[str, 
 def _agreed(
     crds: Mapping[str, Crd],
     key: str,
-    checks: tuple[Check, Check],
+    checks: tuple[HistoryCheck, HistoryCheck],
     label: str,
     findings: list[Finding] | None,
     fix: str = "run upgrade-guard stamp",
@@ -296,7 +260,7 @@ def _check_counter(
     if counter.rule == "monotonic" and after < before:
         findings.append(
             _finding(
-                COUNTER_DECREASED,
+                counter_decreased.RULE,
                 ALL_CRDS,
                 f"{counter.name} went down from {before} to {after}; it is monotonic",
                 before,
@@ -306,7 +270,7 @@ def _check_counter(
     elif counter.rule == "equal-when-unchanged" and files_changed and after <= before:
         findings.append(
             _finding(
-                COUNTER_CHANGED_WITHOUT_BUMP,
+                counter_changed_without_bump.RULE,
                 ALL_CRDS,
                 f"the files of {counter.name} changed but it stayed at {after}"
                 f" (must be above {before})",
@@ -317,7 +281,7 @@ def _check_counter(
     elif counter.rule == "equal-when-unchanged" and not files_changed and after != before:
         findings.append(
             _finding(
-                COUNTER_BUMPED_WITHOUT_CHANGE,
+                counter_bumped_without_change.RULE,
                 ALL_CRDS,
                 f"{counter.name} moved from {before} to {after} but its files did not change",
                 before,
@@ -425,7 +389,7 @@ def _unstamped_set(crds: Mapping[str, Crd], keys: tuple[str, str], bump: str) ->
         return None
     count = len(crds)
     return _finding(
-        SCHEMA_VERSION_MISSING,
+        schema_version_missing.RULE,
         ALL_CRDS,
         f"none of the {count} CRD{'s' if count != 1 else ''} carries {keys[0]} or {keys[1]}"
         f" (regenerated and not stamped?): run `{bump}`",
@@ -458,7 +422,7 @@ def verify_history(
         if stamped != after_digests[name]:
             findings.append(
                 _finding(
-                    SCHEMA_DIGEST_STALE,
+                    schema_digest_stale.RULE,
                     name,
                     f"{digest_key} is {stamped or 'missing'}, but the spec's digest is"
                     f" {after_digests[name]} (run `{stamp} --bump`)",
@@ -488,7 +452,7 @@ def verify_history(
                 what = "has no CRDs" if not baseline.crds else "carries no schema versions"
                 findings.append(
                     _finding(
-                        FIRST_ADOPTION_NOT_ONE,
+                        first_adoption_not_one.RULE,
                         ALL_CRDS,
                         f"the baseline {what}, so this is a first adoption: the schema"
                         f" version must be 1, not {after}: run `{stamp} --schema-version 1`",
@@ -499,7 +463,7 @@ def verify_history(
         elif before is not None and after == before and changed:
             findings.append(
                 _finding(
-                    CHANGED_WITHOUT_BUMP,
+                    schema_changed_without_bump.RULE,
                     ALL_CRDS,
                     f"the schema changed ({'; '.join(changes)}) but the schema version"
                     f" stayed at {after}; raise it to {before + 1}:"
@@ -511,7 +475,7 @@ def verify_history(
         elif before is not None and after > before and not changed:
             findings.append(
                 _finding(
-                    BUMPED_WITHOUT_CHANGE,
+                    schema_bumped_without_change.RULE,
                     ALL_CRDS,
                     f"the schema version moved from {before} to {after} but no normalized"
                     f" spec changed; keep it at {before}: run `{stamp} --schema-version {before}`",
@@ -524,7 +488,7 @@ def verify_history(
             if restart is None:
                 findings.append(
                     _finding(
-                        ROLLED_BACK,
+                        schema_version_rolled_back.RULE,
                         ALL_CRDS,
                         f"the schema version went down from {before} to {after}: a rollback,"
                         f" and {problem}",
@@ -557,7 +521,8 @@ def verify_history(
         _check_counter(counter, baseline, candidate, findings)
         for counter in _counters_in_play(policy, baseline, candidate)
     )
-    return History(
+    judged = _under_policy(findings, policy) + engine_findings
+    result = History(
         baseline=baseline.label,
         candidate=candidate.label,
         source=source,
@@ -569,9 +534,88 @@ def verify_history(
         restart=restart,
         counters=counters,
         outcome=Outcome(
-            findings=tuple(findings) + tuple(engine_findings),
+            findings=tuple(sorted(judged, key=engine.report_order)),
             crds_compared=compared.crds_compared,
             policy=policy.source,
         ),
         notes=tuple(notes),
     )
+    return described(result)
+
+
+def described(history: History) -> History:
+    """history with its baseline, versions, counters and notes in the outcome, where every
+    report format shows them."""
+    facts, details = _facts(history), _details(history)
+    return replace(history, outcome=replace(history.outcome, facts=facts, details=details))
+
+
+def _under_policy(findings: list[Finding], policy: Policy) -> list[Finding]:
+    """The checks' findings with the policy's severities (``rules: {UG704: warning}``)."""
+    judged = []
+    for finding in findings:
+        severity, notes = policy.judged(finding.code, finding.severity)
+        if severity is not None:
+            judged.append(replace(finding, severity=severity, notes=finding.notes + notes))
+    return judged
+
+
+def _version(value: int | None) -> str:
+    return "none" if value is None else str(value)
+
+
+def _facts(history: History) -> tuple[tuple[str, str], ...]:
+    schema = f"version {_version(history.baseline_version)} → {_version(history.candidate_version)}"
+    if history.first_adoption:
+        schema += " (first adoption)"
+    if history.schema_changed:
+        schema += "; changed: " + "; ".join(history.changes)
+    else:
+        schema += "; unchanged"
+    facts = [
+        ("baseline", f"{history.baseline} — {history.source}"),
+        ("candidate", history.candidate),
+        ("schema", schema),
+    ]
+    if history.restart is not None:
+        facts.append(("restart", history.restart.reason))
+    for counter in history.counters:
+        files = ""
+        if counter.files_changed is not None:
+            files = "; files changed" if counter.files_changed else "; files unchanged"
+        facts.append(
+            (
+                "counter",
+                f"{counter.name} ({counter.rule}) {_version(counter.before)} →"
+                f" {_version(counter.after)}{files}",
+            )
+        )
+    facts.extend(("note", note) for note in history.notes)
+    return tuple(facts)
+
+
+def _details(history: History) -> dict[str, Any]:
+    return {
+        "baseline": history.baseline,
+        "candidate": history.candidate,
+        "source": history.source,
+        "schema": {
+            "baseline_version": history.baseline_version,
+            "candidate_version": history.candidate_version,
+            "changed": history.schema_changed,
+            "changes": list(history.changes),
+            "first_adoption": history.first_adoption,
+            "restart": history.restart.reason if history.restart else None,
+        },
+        "counters": [
+            {
+                "name": c.name,
+                "rule": c.rule,
+                "baseline": c.before,
+                "candidate": c.after,
+                "files_changed": c.files_changed,
+            }
+            for c in history.counters
+        ],
+        "notes": list(history.notes),
+    }

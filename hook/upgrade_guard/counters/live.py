@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from upgrade_guard.counters.history import Check, annotations_of, stamped_number
+from upgrade_guard.counters.history import annotations_of, stamped_number
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Severity
 from upgrade_guard.policy import (
@@ -31,6 +31,14 @@ from upgrade_guard.policy import (
 
 ALL_CRDS = "(all CRDs)"
 SHOWN_NAMES = 5
+
+
+@dataclass(frozen=True)
+class Check:
+    code: str
+    name: str
+    summary: str
+
 
 IMAGE_UNKNOWN = Check(
     "UG601", "image-unknown", "the controller image is not in the chart's image table"

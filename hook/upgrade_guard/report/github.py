@@ -22,6 +22,7 @@ def _annotation(finding: Finding) -> str:
 
 def render(outcome: Outcome) -> str:
     lines = [_annotation(finding) for finding in outcome.findings]
+    lines += [f"{label}: {fact}" for label, fact in outcome.facts]
     counts = ", ".join(f"{n} {kind}" for kind, n in summary(outcome).items())
     lines.append(f"upgrade-guard: {outcome.verdict} ({counts}; policy: {outcome.policy})")
     return "\n".join(lines) + "\n"

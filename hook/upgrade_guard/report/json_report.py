@@ -2,6 +2,8 @@
 
     {"verdict": "safe" | "unsafe",
      "policy": str,   # the policy file used, or "none (built-in defaults)"
+     ...              # verify-history adds "baseline", "candidate", "source", "schema",
+                      # "counters" and "notes" (README, What verify-history refuses)
      "summary": {"error": int, "warning": int, "info": int, "excused": int},
      "findings": [{"code", "rule", "severity", "crd", "version", "path", "message",
                    "excused", "reason", "notes", "old", "new"}, ...]}
@@ -50,6 +52,7 @@ def render(outcome: Outcome) -> str:
     document = {
         "verdict": outcome.verdict,
         "policy": outcome.policy,
+        **outcome.details,
         "summary": summary(outcome),
         "findings": [finding_as_dict(finding) for finding in outcome.findings],
     }

@@ -33,6 +33,8 @@ def render(outcome: Outcome) -> str:
     verdict = "**upgrade-guard: safe**" if outcome.safe else "**upgrade-guard: unsafe**"
     lines = [f"{verdict} — " + ", ".join(f"{n} {kind}" for kind, n in counts.items()), ""]
     lines += [f"Policy: `{outcome.policy}`", ""]
+    if outcome.facts:
+        lines += [f"- {label}: {_cell(fact)}" for label, fact in outcome.facts] + [""]
     for crd, findings in groupby(outcome.findings, key=lambda f: f.crd):
         lines += [
             f"### `{crd}`",

@@ -7,6 +7,7 @@ from itertools import groupby
 
 from rich.console import Console, RenderableType
 from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 
 from upgrade_guard.findings import Finding, Outcome, Severity
@@ -45,6 +46,14 @@ def render(outcome: Outcome, color: bool, width: int = 80) -> str:
         highlight=False,
         soft_wrap=False,
     )
+    if outcome.facts:
+        facts = Table.grid()
+        facts.add_column(width=11, no_wrap=True)
+        facts.add_column()
+        for label, fact in outcome.facts:
+            facts.add_row(f"{label}:", fact)
+        console.print(facts)
+        console.print()
     for crd, findings in groupby(outcome.findings, key=lambda f: f.crd):
         console.print(Text(crd, style="bold underline"))
         for finding in findings:

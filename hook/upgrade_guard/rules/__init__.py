@@ -1,4 +1,5 @@
-"""Every rule, registered once, ordered by code."""
+"""Every rule and check, registered once, ordered by code: what `rules` lists, `explain`
+documents and the policy's `rules:` overrides."""
 
 from __future__ import annotations
 
@@ -6,12 +7,17 @@ from upgrade_guard.rules import (
     bound_tightened,
     combinator_changed,
     conversion_strategy_changed,
+    counter_bumped_without_change,
+    counter_changed_without_bump,
+    counter_decreased,
+    counter_missing,
     crd_removed,
     declared_break_unused,
     default_added,
     default_changed,
     embedded_resource_changed,
     enum_restricted,
+    first_adoption_not_one,
     format_changed,
     identity_changed,
     int_or_string_removed,
@@ -25,6 +31,12 @@ from upgrade_guard.rules import (
     required_added,
     required_added_with_default,
     scale_subresource_changed,
+    schema_bumped_without_change,
+    schema_changed_without_bump,
+    schema_digest_stale,
+    schema_version_missing,
+    schema_version_rolled_back,
+    schema_versions_disagree,
     scope_changed,
     selectable_field_removed,
     served_version_removed,
@@ -75,6 +87,17 @@ ALL_RULES: tuple[Rule, ...] = tuple(
             combinator_changed.RULE,
             unclassified_change.RULE,
             declared_break_unused.RULE,
+            schema_version_missing.RULE,
+            schema_versions_disagree.RULE,
+            schema_digest_stale.RULE,
+            schema_changed_without_bump.RULE,
+            schema_bumped_without_change.RULE,
+            schema_version_rolled_back.RULE,
+            first_adoption_not_one.RULE,
+            counter_missing.RULE,
+            counter_decreased.RULE,
+            counter_changed_without_bump.RULE,
+            counter_bumped_without_change.RULE,
         ),
         key=lambda rule: rule.code,
     )

@@ -63,3 +63,9 @@ class PropertyRule(Rule):
 class EngineRule(Rule):
     """A finding the engine makes itself (a removed CRD, served versions that disagree,
     what no rule handles, an unused declared break); its docstring says when."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HistoryCheck(Rule):
+    """A check verify-history makes of the schema version and the other counters between a
+    baseline commit and the candidate; its docstring says what it refuses."""

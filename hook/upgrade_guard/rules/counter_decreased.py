@@ -1,0 +1,24 @@
+"""UG709 counter-decreased
+
+What it flags: a `monotonic` counter (controller-state-version by default) below its
+baseline value.
+
+Why it matters: controller-state-version counts the formats of the state a controller
+writes. A release with a lower number claims to read only older state, while clusters may
+already hold state the higher number wrote.
+
+Allowed: the counter kept or raised.
+"""
+
+from __future__ import annotations
+
+from upgrade_guard.findings import Severity
+from upgrade_guard.rules.base import HistoryCheck
+
+RULE = HistoryCheck(
+    code="UG709",
+    name="counter-decreased",
+    severity=Severity.ERROR,
+    summary="A monotonic counter went down.",
+    doc=__doc__ or "",
+)

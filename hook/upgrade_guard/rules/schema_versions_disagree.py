@@ -1,0 +1,23 @@
+"""UG702 schema-versions-disagree
+
+What it flags: CRDs of the checked tree that carry different schema versions.
+
+Why it matters: one schema version names the whole set of CRDs a chart ships. Different
+values mean one CRD was stamped and another forgotten, so no single release of the schema
+can be named; the version the other checks compare is then the highest.
+
+Allowed: every CRD at the same version (`upgrade-guard stamp DIR` stamps them all).
+"""
+
+from __future__ import annotations
+
+from upgrade_guard.findings import Severity
+from upgrade_guard.rules.base import HistoryCheck
+
+RULE = HistoryCheck(
+    code="UG702",
+    name="schema-versions-disagree",
+    severity=Severity.ERROR,
+    summary="The CRDs carry different schema versions.",
+    doc=__doc__ or "",
+)
