@@ -8,17 +8,15 @@ and time by the releases' dates.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property, partial
 from typing import Any
 
-from upgrade_guard import engine
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Finding, Severity
+from upgrade_guard.findings import Finding
 from upgrade_guard.lifecycle.settings import LifecycleSettings, Tier, TierPolicy, Window
-from upgrade_guard.policy import Policy
 
 _KUBE_VERSION = re.compile(r"v[1-9][0-9]*(?:(alpha|beta)[1-9][0-9]*)?\Z")
 
@@ -74,11 +72,10 @@ class History:
     """The releases read, oldest first, and the policy they are judged by."""
 
     releases: tuple[Release, ...]
-    policy: Policy
-
-    @property
-    def settings(self) -> LifecycleSettings:
-        return self.policy.lifecycle
+    settings: LifecycleSettings
+    # the engine's errors inside versions served by a release and the one before, by
+    # (release index, crd, version): what UG801 judges (see verify.breaking_changes)
+    breaking_changes: Mapping[tuple[int, str, str], Sequence[Finding]]
 
     @cached_property
     def crd_names(self) -> list[str]:
@@ -147,29 +144,6 @@ class History:
                 continue
             marked = self.run_start(index - 1, partial(self.deprecated, crd=crd, version=version))
             yield index, crd, version, window, marked
-
-    @cached_property
-    def breaking_changes(self) -> dict[tuple[int, str, str], list[Finding]]:
-        """The engine's errors inside versions served by both a release and the one before,
-        by (index, crd, version); policy severities apply, declared breaks do not."""
-        judged = replace(self.policy, declared_breaks=(), storage_version_only=False)
-        found: dict[tuple[int, str, str], list[Finding]] = {}
-        for index in range(1, len(self.releases)):
-            before, after = self.releases[index - 1].crds, self.releases[index].crds
-            shared = {name: before[name] for name in before.keys() & after.keys()}
-            outcome = engine.compare_crds(
-                shared, {name: after[name] for name in shared}, judged, None
-            )
-            for finding in outcome.findings:
-                version = finding.version
-                if (
-                    finding.severity is Severity.ERROR
-                    and version is not None
-                    and self.served(index - 1, finding.crd, version)
-                    and self.served(index, finding.crd, version)
-                ):
-                    found.setdefault((index, finding.crd, version), []).append(finding)
-        return found
 
     def state(self, index: int, crd: str, version: str) -> str:
         entry = self.entry(index, crd, version)

@@ -2,17 +2,52 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
-from upgrade_guard.findings import Finding, Outcome
+from upgrade_guard import engine
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import Finding, Outcome, Severity
 from upgrade_guard.lifecycle.rules import ALL_RULES
 from upgrade_guard.lifecycle.timeline import History, Release
 from upgrade_guard.policy import Policy
 
 
+def breaking_changes(
+    releases: Sequence[Release], policy: Policy
+) -> dict[tuple[int, str, str], list[Finding]]:
+    """The engine's errors inside versions served by both a release and the one before, by
+    (index, crd, version); policy severities apply, declared breaks do not."""
+    judged = replace(policy, declared_breaks=(), storage_version_only=False)
+    found: dict[tuple[int, str, str], list[Finding]] = {}
+    for index in range(1, len(releases)):
+        before, after = releases[index - 1].crds, releases[index].crds
+        shared = sorted(before.keys() & after.keys())
+        outcome = engine.compare_crds(
+            {name: before[name] for name in shared},
+            {name: after[name] for name in shared},
+            judged,
+            None,
+        )
+        for finding in outcome.findings:
+            version = finding.version
+            if (
+                finding.severity is Severity.ERROR
+                and version is not None
+                and _served(before, finding.crd, version)
+                and _served(after, finding.crd, version)
+            ):
+                found.setdefault((index, finding.crd, version), []).append(finding)
+    return found
+
+
+def _served(crds: Mapping[str, Crd], name: str, version: str) -> bool:
+    return version in crds[name].served_versions if name in crds else False
+
+
 def verify_lifecycle(releases: Sequence[Release], policy: Policy) -> Outcome:
     """Judge the releases, oldest first, by the policy's lifecycle section."""
-    history = History(tuple(releases), policy)
+    history = History(tuple(releases), policy.lifecycle, breaking_changes(releases, policy))
     ordered: list[tuple[tuple[str, int, str, str], Finding]] = []
     for rule in ALL_RULES:
         for violation in rule.check(history):
