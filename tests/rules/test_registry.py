@@ -42,9 +42,3 @@ def test_every_rule_appears_in_a_test_table(rule: rules.Rule) -> None:
         p.read_text() for p in TESTS.rglob("test_*.py") if p.name != "test_registry.py"
     )
     assert f'"{rule.code}"' in sources, f"no test names {rule.code}"
-
-
-@pytest.mark.parametrize("rule", rules.ALL_RULES, ids=lambda rule: rule.code)
-def test_every_rule_has_a_readme_row(rule: rules.Rule) -> None:
-    readme = (TESTS.parent / "README.md").read_text()
-    assert f"| {rule.code} | {rule.name} | {rule.severity} |" in readme

@@ -1,6 +1,6 @@
 """Contract counters: the schema version and digest every CRD carries, and the rules that move them.
 
 Pure: reads no files and runs no git. ``digest`` normalizes a CRD spec and hashes it,
-``numbers`` reads and checks counter values, ``history`` judges a candidate CRD set against
-its baseline (version rules, other counters, the engine on storage versions).
+``history`` judges a candidate CRD set against its baseline (version rules, other counters,
+the engine on storage versions), ``live`` judges a chart against what is live (the hook).
 """

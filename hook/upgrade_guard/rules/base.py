@@ -28,6 +28,9 @@ class Rule:
     severity: Severity
     summary: str
     doc: str
+    # How validation ratcheting (Kubernetes 1.30+) treats its findings, for the README's
+    # table: "yes", or why not; empty where it does not apply.
+    ratcheting: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)

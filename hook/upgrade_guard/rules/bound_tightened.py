@@ -85,6 +85,7 @@ RULE = PropertyRule(
     name="bound-tightened",
     severity=Severity.ERROR,
     summary="A minimum, maximum, length, item or property count bound tightened.",
+    ratcheting="yes",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset(

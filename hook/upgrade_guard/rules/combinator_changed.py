@@ -37,6 +37,7 @@ RULE = PropertyRule(
     name="combinator-changed",
     severity=Severity.ERROR,
     summary="allOf, anyOf, oneOf or not was added or changed.",
+    ratcheting="yes",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset(schema.JUNCTORS),

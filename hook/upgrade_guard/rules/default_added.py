@@ -28,6 +28,7 @@ RULE = PropertyRule(
     name="default-added",
     severity=Severity.ERROR,
     summary="A default was added to an existing field.",
+    ratcheting="(defaulting, not validation)",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"default"}),

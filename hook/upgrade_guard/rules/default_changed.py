@@ -51,6 +51,7 @@ RULE = PropertyRule(
     name="default-changed",
     severity=Severity.ERROR,
     summary="A default was changed or removed.",
+    ratcheting="(defaulting, not validation)",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"default"}),

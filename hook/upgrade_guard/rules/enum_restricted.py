@@ -40,6 +40,7 @@ RULE = PropertyRule(
     name="enum-restricted",
     severity=Severity.ERROR,
     summary="An enum was introduced or lost values.",
+    ratcheting="yes",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"enum"}),

@@ -56,6 +56,7 @@ RULE = PropertyRule(
     name="format-changed",
     severity=Severity.ERROR,
     summary="A format the apiserver validates was added or changed.",
+    ratcheting="yes",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"format"}),

@@ -45,6 +45,7 @@ RULE = PropertyRule(
     name="list-type-changed",
     severity=Severity.ERROR,
     summary="A list type or its map keys changed.",
+    ratcheting="yes",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"x-kubernetes-list-type", "x-kubernetes-list-map-keys"}),

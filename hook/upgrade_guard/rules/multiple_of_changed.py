@@ -35,6 +35,7 @@ RULE = PropertyRule(
     name="multiple-of-changed",
     severity=Severity.ERROR,
     summary="multipleOf was added or changed to a value the old one is not a multiple of.",
+    ratcheting="yes",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"multipleOf"}),

@@ -31,6 +31,7 @@ RULE = PropertyRule(
     name="pattern-changed",
     severity=Severity.ERROR,
     summary="A pattern was added or changed.",
+    ratcheting="yes",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"pattern"}),

@@ -35,6 +35,7 @@ RULE = PropertyRule(
     name="preserve-unknown-fields-removed",
     severity=Severity.ERROR,
     summary="x-kubernetes-preserve-unknown-fields was removed; unknown fields get pruned.",
+    ratcheting="(pruning, not validation)",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"x-kubernetes-preserve-unknown-fields"}),

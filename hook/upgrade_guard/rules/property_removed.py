@@ -39,6 +39,7 @@ RULE = PropertyRule(
     name="property-removed",
     severity=Severity.ERROR,
     summary="A field was removed from the schema; its stored values are pruned.",
+    ratcheting="(pruning, not validation)",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"properties", "items", "additionalProperties"}),

@@ -35,6 +35,7 @@ RULE = PropertyRule(
     name="required-added",
     severity=Severity.ERROR,
     summary="A field became required without a default.",
+    ratcheting="yes",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"required"}),

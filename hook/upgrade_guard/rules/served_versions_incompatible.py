@@ -21,5 +21,6 @@ RULE = EngineRule(
     name="served-versions-incompatible",
     severity=Severity.ERROR,
     summary="Served versions of the new CRD disagree and conversion is None.",
+    ratcheting="as the schema rule it wraps",
     doc=__doc__ or "",
 )

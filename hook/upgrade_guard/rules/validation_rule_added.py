@@ -49,6 +49,7 @@ RULE = PropertyRule(
     name="validation-rule-added",
     severity=Severity.ERROR,
     summary="A CEL validation rule was added or changed.",
+    ratcheting="yes, except rules using `oldSelf`",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"x-kubernetes-validations"}),
