@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from upgrade_guard.commands import diff, hook, rules, stamp, verify_history, verify_lifecycle
+from upgrade_guard.commands import (
+    diff,
+    hook,
+    pack,
+    rules,
+    stamp,
+    verify_history,
+    verify_lifecycle,
+)
 
 app = typer.Typer(
     add_completion=False,
@@ -26,6 +34,7 @@ app.command(name="stamp")(stamp.stamp)
 app.command(name="verify-history")(verify_history.verify_history_command)
 app.command(name="verify-lifecycle")(verify_lifecycle.verify_lifecycle_command)
 app.command(name="hook")(hook.hook)
+app.command(name="pack")(pack.pack)
 
 
 def _print_version(wanted: bool) -> None:
