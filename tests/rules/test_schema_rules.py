@@ -327,6 +327,18 @@ COMBINATORS = [
         set(),
         "description inside not changed: not flagged",
     ),
+    case(
+        {**obj(a=STR), "anyOf": [{"required": ["a"], "description": "old"}]},
+        {**obj(a=STR), "anyOf": [{"required": ["a"], "description": "new"}]},
+        set(),
+        "description inside an anyOf branch changed: not flagged",
+    ),
+    case(
+        {**obj(a=STR), "anyOf": [{"required": ["a"], "description": "old"}]},
+        {**obj(a=STR), "anyOf": [{"required": ["b"], "description": "old"}]},
+        {("UG218", F)},
+        "requirement inside an anyOf branch changed: flagged",
+    ),
 ]
 
 DOCUMENTATION_AND_UNCLASSIFIED = [

@@ -14,18 +14,26 @@ Allowed: the keyword removed, or only descriptions inside it changed.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from upgrade_guard import schema
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
 
 
+def _combinators(node: schema.Node) -> dict[str, Any]:
+    """node's allOf, anyOf, oneOf and not, without documentation at any depth."""
+    kept = {keyword: node[keyword] for keyword in schema.JUNCTORS if keyword in node}
+    return dict(schema.without_documentation(kept))
+
+
 def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
+    old_plain, new_plain = _combinators(old), _combinators(new)
     for keyword in schema.JUNCTORS:
-        after = schema.without_documentation(new.get(keyword))
+        after = new_plain.get(keyword)
         if after is None:
             continue
-        before = schema.without_documentation(old.get(keyword))
+        before = old_plain.get(keyword)
         if before is None:
             yield Change((), f"{keyword} added", None, after, keyword=keyword, ratchetable=True)
         elif not schema.same_value(before, after):
