@@ -8,6 +8,7 @@ tools/setup.sh
 if command -v go >/dev/null 2>&1; then
   tools/kube-testenv/build.sh
   tools/gitops/build.sh  # Argo CD and Flux oracles for the chart tests
+  tools/actionlint/build.sh >/dev/null  # lints .github/workflows in tests/packaging
 elif [ "${CI:-}" = "true" ]; then
   echo "tools/test.sh: CI=true but no Go toolchain: cannot build the control plane and oracles" >&2
   exit 1
