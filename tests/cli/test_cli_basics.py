@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import textwrap
 from importlib import metadata
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import pytest
 import yaml
 
 from crd_builders import field_crd
+from upgrade_guard.policy import parse_policy
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -91,3 +93,26 @@ def test_diff_accepts_a_first_release_when_asked(tmp_path: Path) -> None:
     result = run("diff", empty, crds, "--allow-no-crds")
     assert result.returncode == 0, result.stderr
     assert "SAFE" in result.stdout
+
+
+def test_explain_has_a_page_on_declaring_breaks_whose_examples_are_valid_policy() -> None:
+    result = run("explain", "declared-breaks")
+    assert result.returncode == 0
+    assert "--declare-breaks" in result.stdout and "schema-version" in result.stdout
+    examples = [
+        textwrap.dedent(block)
+        for block in result.stdout.split("\n\n")
+        if block.startswith("  ") and "reason:" in block
+    ]
+    assert len(examples) == 2
+    for example in examples:
+        if not example.startswith("declared-breaks:"):
+            example = "declared-breaks:\n" + example
+        policy = parse_policy(yaml.safe_load(example), "explain")
+        assert policy.declared_breaks
+
+
+def test_explain_names_the_topics_for_an_unknown_word() -> None:
+    result = run("explain", "breaks")
+    assert result.returncode == 2
+    assert "topics: declared-breaks" in result.stderr

@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from upgrade_guard import rules as engine_rules
+from upgrade_guard import topics
 from upgrade_guard.commands import options
 from upgrade_guard.findings import ExitCode
 from upgrade_guard.lifecycle import rules as lifecycle_rules
@@ -67,10 +68,20 @@ def list_rules(
 
 
 def explain(
-    code: Annotated[str, typer.Argument(metavar="CODE", help="A rule code or name.")],
+    code: Annotated[
+        str,
+        typer.Argument(metavar="CODE", help="A rule code or name, or a topic: declared-breaks."),
+    ],
 ) -> None:
-    """Print a rule's documentation."""
+    """Print a rule's documentation, or a topic's."""
+    if code.strip().lower() in topics.TOPICS:
+        typer.echo(topics.TOPICS[code.strip().lower()].strip())
+        return
     rule = engine_rules.lookup(code) or lifecycle_rules.lookup(code)
     if rule is None:
-        options.fail(ExitCode.BAD_INPUT, f"unknown rule {code!r} (see `upgrade-guard rules`)")
+        options.fail(
+            ExitCode.BAD_INPUT,
+            f"unknown rule or topic {code!r} (see `upgrade-guard rules`; topics:"
+            f" {', '.join(topics.TOPICS)})",
+        )
     typer.echo(rule.doc.strip())
