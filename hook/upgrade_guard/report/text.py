@@ -1,4 +1,6 @@
-"""The report a person reads: grouped by CRD, most severe first, fits 80 columns."""
+"""The report a person reads: grouped by CRD, most severe first. Prose wraps at the width
+(80 columns when piped); a finding's head line (severity, code, rule, version, path) is never
+broken, so a long path stays whole and copyable."""
 
 from __future__ import annotations
 
@@ -57,7 +59,10 @@ def render(outcome: Outcome, color: bool, width: int = 80) -> str:
     for crd, findings in groupby(outcome.findings, key=lambda f: f.crd):
         console.print(Text(crd, style="bold underline"))
         for finding in findings:
-            for line in _finding_lines(finding):
+            head, *prose = _finding_lines(finding)
+            # the head (code, rule, version, path) stays one copyable line, however long
+            console.print(head, no_wrap=True, crop=False, overflow="ignore")
+            for line in prose:
                 console.print(line)
         console.print()
     console.print(Text(f"policy: {outcome.policy}", style="dim"))
