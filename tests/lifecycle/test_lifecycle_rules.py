@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from lifecycle_kit import ReleaseRepo, found, served, versions
 
 from crd_builders import spec_schema, version
@@ -306,3 +307,25 @@ def test_lifecycle_rule(
     code, report = repo.lifecycle("--releases", "v*", policy=policy)
     assert found(report) == expected
     assert code == (1 if expected else 0)
+
+
+@pytest.mark.parametrize(
+    ("rules", "expected_exit", "severities"),
+    [
+        pytest.param({"UG808": "warning"}, 0, ["warning"], id="UG808 warning: allowed"),
+        pytest.param({"lifecycle-declaration-unused": "ignore"}, 0, [], id="ignored by name"),
+        pytest.param({"UG801": "warning"}, 1, ["error"], id="another rule: refused"),
+    ],
+)
+def test_policy_sets_the_severity_of_a_lifecycle_rule(
+    tmp_path: Path, rules: dict[str, str], expected_exit: int, severities: list[str]
+) -> None:
+    repo = ReleaseRepo(tmp_path / "project")
+    repo.release("v0.1.0", JAN, versions(V1))
+    repo.release("v0.2.0", FEB, versions(V1))
+    policy = tmp_path / "policy.yaml"
+    lifecycle = declared("storage-migrations", "v1", "v9")
+    policy.write_text(yaml.safe_dump({"rules": rules, "lifecycle": lifecycle}))
+    code, report = repo.lifecycle("--releases", "v*", "--policy", str(policy))
+    assert code == expected_exit, report
+    assert [f["severity"] for f in report["findings"] if f["code"] == "UG808"] == severities

@@ -6,22 +6,29 @@ import importlib
 import pkgutil
 import re
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
 from upgrade_guard import rules
+from upgrade_guard.lifecycle import rules as lifecycle_rules
 
 TESTS = Path(__file__).resolve().parents[1]
 HEADINGS = ("What it flags:", "Why it matters:", "Allowed:")
 
 
-def test_every_rule_module_is_registered_once() -> None:
-    modules = [
-        importlib.import_module(f"{rules.__name__}.{m.name}")
-        for m in pkgutil.iter_modules(rules.__path__)
+def _rule_modules(package: ModuleType) -> list[ModuleType]:
+    return [
+        importlib.import_module(f"{package.__name__}.{m.name}")
+        for m in pkgutil.iter_modules(package.__path__)
         if m.name != "base"
     ]
-    assert sorted(module.RULE.code for module in modules) == [r.code for r in rules.ALL_RULES]
+
+
+def test_every_rule_module_is_registered_once() -> None:
+    modules = _rule_modules(rules)
+    everywhere = modules + _rule_modules(lifecycle_rules)
+    assert sorted(m.RULE.code for m in everywhere) == [r.code for r in rules.ALL_RULES]
     assert all(m.__name__.endswith("." + m.RULE.name.replace("-", "_")) for m in modules)
     assert len(rules.BY_CODE) == len(rules.BY_NAME) == len(rules.ALL_RULES)
 

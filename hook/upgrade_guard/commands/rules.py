@@ -12,7 +12,7 @@ from upgrade_guard import rules as engine_rules
 from upgrade_guard import topics
 from upgrade_guard.commands import options
 from upgrade_guard.findings import ExitCode
-from upgrade_guard.lifecycle import rules as lifecycle_rules
+from upgrade_guard.lifecycle.rules.base import LifecycleRule
 from upgrade_guard.rules.base import HistoryCheck, Rule
 
 
@@ -22,11 +22,13 @@ class ListFormat(enum.StrEnum):
 
 
 def _command(rule: Rule) -> str:
-    return "verify-history" if isinstance(rule, HistoryCheck) else "diff"
+    if isinstance(rule, HistoryCheck):
+        return "verify-history"
+    return "verify-lifecycle" if isinstance(rule, LifecycleRule) else "diff"
 
 
 def _rule_table() -> list[dict[str, str]]:
-    table = [
+    return [
         {
             "code": rule.code,
             "name": rule.name,
@@ -36,17 +38,6 @@ def _rule_table() -> list[dict[str, str]]:
         }
         for rule in engine_rules.ALL_RULES
     ]
-    table += [
-        {
-            "code": rule.code,
-            "name": rule.name,
-            "severity": str(rule.severity),
-            "command": "verify-lifecycle",
-            "summary": rule.summary,
-        }
-        for rule in lifecycle_rules.ALL_RULES
-    ]
-    return table
 
 
 def list_rules(
@@ -77,7 +68,7 @@ def explain(
     if code.strip().lower() in topics.TOPICS:
         typer.echo(topics.TOPICS[code.strip().lower()].strip())
         return
-    rule = engine_rules.lookup(code) or lifecycle_rules.lookup(code)
+    rule = engine_rules.lookup(code)
     if rule is None:
         options.fail(
             ExitCode.BAD_INPUT,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from upgrade_guard import engine
+from upgrade_guard import engine, rules
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Outcome, Severity
-from upgrade_guard.lifecycle.rules import ALL_RULES
+from upgrade_guard.lifecycle.rules.base import LifecycleRule
 from upgrade_guard.lifecycle.timeline import History, Release
 from upgrade_guard.policy import Policy
 
@@ -49,12 +49,17 @@ def verify_lifecycle(releases: Sequence[Release], policy: Policy) -> Outcome:
     """Judge the releases, oldest first, by the policy's lifecycle section."""
     history = History(tuple(releases), policy.lifecycle, breaking_changes(releases, policy))
     ordered: list[tuple[tuple[str, int, str, str], Finding]] = []
-    for rule in ALL_RULES:
+    for rule in rules.ALL_RULES:
+        if not isinstance(rule, LifecycleRule):
+            continue
+        severity, strict_notes = policy.judged(rule.code, rule.severity)
+        if severity is None:
+            continue
         for violation in rule.check(history):
             finding = Finding(
                 code=rule.code,
                 rule=rule.name,
-                severity=rule.severity,
+                severity=severity,
                 crd=violation.crd,
                 version=violation.version,
                 path=None,
@@ -62,7 +67,11 @@ def verify_lifecycle(releases: Sequence[Release], policy: Policy) -> Outcome:
                 old=violation.old,
                 new=violation.new,
                 excused=violation.excused,
-                notes=(*violation.notes, history.timeline(violation.crd, violation.version)),
+                notes=(
+                    *violation.notes,
+                    history.timeline(violation.crd, violation.version),
+                    *strict_notes,
+                ),
             )
             key = (violation.crd, violation.release, violation.version, rule.code)
             ordered.append((key, finding))

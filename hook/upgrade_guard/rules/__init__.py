@@ -3,6 +3,16 @@ documents and the policy's `rules:` overrides."""
 
 from __future__ import annotations
 
+from upgrade_guard.lifecycle.rules import (
+    break_within_version,
+    declaration_unused,
+    deprecation_window_short,
+    removed_while_served,
+    removed_without_migration,
+    replaced_by_less_stable,
+    storage_before_served,
+    unserved_without_deprecation,
+)
 from upgrade_guard.rules import (
     bound_tightened,
     combinator_changed,
@@ -98,6 +108,14 @@ ALL_RULES: tuple[Rule, ...] = tuple(
             counter_decreased.RULE,
             counter_changed_without_bump.RULE,
             counter_bumped_without_change.RULE,
+            break_within_version.RULE,
+            declaration_unused.RULE,
+            deprecation_window_short.RULE,
+            removed_while_served.RULE,
+            removed_without_migration.RULE,
+            replaced_by_less_stable.RULE,
+            storage_before_served.RULE,
+            unserved_without_deprecation.RULE,
         ),
         key=lambda rule: rule.code,
     )

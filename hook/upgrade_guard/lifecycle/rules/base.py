@@ -1,22 +1,18 @@
-"""The shape of a lifecycle rule. Each module under lifecycle/rules/ defines one ``RULE``."""
+"""The lifecycle kind of rule. Each module under lifecycle/rules/ defines one ``RULE``; the
+one registry (``upgrade_guard.rules``) lists them with every other rule."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from upgrade_guard.findings import Severity
 from upgrade_guard.lifecycle.timeline import History, Violation
+from upgrade_guard.rules.base import Rule
 
 
-@dataclass(frozen=True)
-class LifecycleRule:
-    """A stable code, a default severity, a one-line summary, and a pure check over the
-    whole release history; the registry turns its violations into findings."""
+@dataclass(frozen=True, kw_only=True)
+class LifecycleRule(Rule):
+    """A pure check over the whole release history (verify-lifecycle); verify turns its
+    violations into findings."""
 
-    code: str
-    name: str
-    severity: Severity
-    summary: str
-    doc: str
     check: Callable[[History], Iterable[Violation]]
