@@ -1,0 +1,177 @@
+"""The library chart end to end: the example operator chart at three releases, installed,
+upgraded and rolled back with the real helm against the real apiserver, its guard Job run
+from the real image (tools/image/build.sh) under the chart's own security context."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from testenv import GUARD_IMAGE, Cluster, Image, JobRunner, ToolRunner
+
+REPO = Path(__file__).resolve().parents[2]
+SNIPPETS = REPO / "chart-snippets"
+EXAMPLE = SNIPPETS / "example"
+CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/backups.example.io"
+GUARD_VALUES = (
+    "--set", f"upgrade-guard.image.repository={GUARD_IMAGE.split(':')[0]}",
+    "--set", f"upgrade-guard.image.tag={GUARD_IMAGE.split(':')[1]}",
+)  # fmt: skip
+
+
+def show(result: subprocess.CompletedProcess[str]) -> str:
+    return f"exit {result.returncode}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
+
+
+def schema_version(cluster: Cluster) -> str:
+    crd = cluster.admin.get(CRD)
+    return str(crd["metadata"]["annotations"]["upgrade-guard.io/crd-schema-version"])
+
+
+def helm_status(helm: ToolRunner, namespace: str) -> str:
+    result = helm("status", "rel", "-n", namespace, "-o", "json")
+    return str(json.loads(result.stdout)["info"]["status"])
+
+
+@pytest.mark.parametrize("chart", ["upgrade-guard", "example/1.0.0", "example/2.0.0",
+                                   "example/3.0.0"])  # fmt: skip
+def test_helm_lint_is_clean(helm: ToolRunner, chart: str) -> None:
+    result = helm("lint", "--strict", str(SNIPPETS / chart))
+    assert result.returncode == 0, show(result)
+
+
+def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
+    cluster: Cluster,
+    namespace: str,
+    job_runner: JobRunner,
+    helm: ToolRunner,
+    guard_image: Image,
+) -> None:
+    guard = job_runner.expect(namespace, "rel-upgrade-guard")
+
+    def chart(release: str) -> str:
+        return str(EXAMPLE / release)
+
+    # Release 1 installs: the guard passes (nothing live yet), then the CRD is applied.
+    install = helm("install", "rel", chart("1.0.0"), "-n", namespace, *GUARD_VALUES)
+    assert install.returncode == 0, show(install)
+    first = guard.wait(1, timeout=60)
+    assert first.succeeded and first.last.uid == 65532, first.log
+    assert schema_version(cluster) == "1"
+
+    # --reuse-values keeps release 1's controller image under chart 2: refused as a pairing
+    # mismatch, naming the image that goes with this chart.
+    reused = helm("upgrade", "rel", chart("2.0.0"), "-n", namespace, "--reuse-values")
+    assert reused.returncode != 0, show(reused)
+    refused = guard.wait(2, timeout=60)
+    assert not refused.succeeded
+    assert "UG602" in refused.log and "2.0.0" in refused.log, refused.log
+    assert "UG602" in reused.stderr, show(reused)  # helm prints the failed hook's log
+    assert schema_version(cluster) == "1"
+
+    # The same upgrade with --reset-then-reuse-values takes the new chart's image: passes.
+    reset = helm("upgrade", "rel", chart("2.0.0"), "-n", namespace, "--reset-then-reuse-values")
+    assert reset.returncode == 0, show(reset)
+    assert guard.wait(3, timeout=60).succeeded
+    assert schema_version(cluster) == "2"
+    live = cluster.admin.get(CRD)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert "suspend" in live["properties"]["spec"]["properties"]
+
+    # The 2.0.0 controller has written state version 2 into a Backup without a target.
+    backups = f"/apis/example.io/v1/namespaces/{namespace}/backups"
+    cluster.admin.create(backups, {"apiVersion": "example.io/v1", "kind": "Backup",
+                                   "metadata": {"name": "nightly"},
+                                   "spec": {"schedule": "0 3 * * *"}})  # fmt: skip
+    cluster.admin.patch(f"{backups}/nightly/status", {"status": {"stateVersion": 2}})
+
+    # Release 3 makes target required: refused; its verdict and finding are in helm's output,
+    # and the live CRD and the release stay as they were.
+    unsafe = helm("upgrade", "rel", chart("3.0.0"), "-n", namespace, *GUARD_VALUES)
+    assert unsafe.returncode != 0, show(unsafe)
+    third = guard.wait(4, timeout=60)
+    assert not third.succeeded
+    assert third.log.startswith("upgrade-guard REFUSED"), third.log
+    assert "upgrade-guard REFUSED" in unsafe.stderr, show(unsafe)
+    assert "spec.target" in unsafe.stderr, show(unsafe)
+    assert schema_version(cluster) == "2"
+    assert helm_status(helm, namespace) == "failed"
+    history = helm("history", "rel", "-n", namespace, "-o", "json")
+    deployed = [r for r in json.loads(history.stdout) if r["status"] == "deployed"]
+    assert [r["chart"] for r in deployed] == ["example-operator-2.0.0"]
+
+    # Rolling back to release 1 runs release 1's own pre-rollback hook, which reads state
+    # version 1 only: refused, naming the Backup that holds state version 2.
+    rollback = helm("rollback", "rel", "1", "-n", namespace)
+    assert rollback.returncode != 0, show(rollback)
+    fourth = guard.wait(5, timeout=60)
+    assert not fourth.succeeded
+    assert "UG605" in fourth.log and "nightly" in fourth.log, fourth.log
+    assert schema_version(cluster) == "2"
+    status = helm_status(helm, namespace)
+    # The way out of the state helm leaves: roll forward to the release that is deployed.
+    out = helm("upgrade", "rel", chart("2.0.0"), "-n", namespace, *GUARD_VALUES)
+    assert out.returncode == 0, f"after a refused rollback (status {status}):\n{show(out)}"
+    assert guard.wait(6, timeout=60).succeeded
+    assert helm_status(helm, namespace) == "deployed"
+
+
+@pytest.fixture(scope="module")
+def gitops_bin() -> Path:
+    found = subprocess.run(
+        [str(REPO / "tools" / "gitops" / "build.sh"), "--print-bin-dir"],
+        capture_output=True,
+        text=True,
+    )
+    if found.returncode != 0:
+        pytest.fail("the GitOps oracles are not built: run tools/gitops/build.sh", pytrace=False)
+    return Path(found.stdout.strip())
+
+
+def test_argo_cd_runs_the_guard_as_presync_before_the_crds(
+    namespace: str, helm: ToolRunner, kubectl: ToolRunner, gitops_bin: Path, tmp_path: Path
+) -> None:
+    """Argo CD renders with `helm template` and classifies with its own hook code."""
+    rendered = helm("template", "rel", str(EXAMPLE / "2.0.0"), "-n", namespace, *GUARD_VALUES)
+    assert rendered.returncode == 0, show(rendered)
+    oracle = subprocess.run([str(gitops_bin / "argocd-oracle")], input=rendered.stdout,
+                            capture_output=True, text=True, check=True)  # fmt: skip
+    rows = [json.loads(line) for line in oracle.stdout.splitlines()]
+    classified = {(r["kind"], r["hook"], tuple(r["phases"]), r["wave"]) for r in rows}
+    assert classified == {
+        ("CustomResourceDefinition", False, ("Sync",), 0),
+        ("Deployment", False, ("Sync",), 0),
+        ("ServiceAccount", True, ("PreSync",), -10),
+        ("ConfigMap", True, ("PreSync",), -10),
+        ("ClusterRole", True, ("PreSync",), -10),
+        ("ClusterRoleBinding", True, ("PreSync",), -10),
+        ("Job", True, ("PreSync",), -5),
+    }
+    # Recreated before each sync (a named hook without it would run only once).
+    assert all("BeforeHookCreation" in r["deletePolicies"] for r in rows if r["hook"])
+    manifest = tmp_path / "rendered.yaml"
+    manifest.write_text(rendered.stdout)
+    dry_run = kubectl("apply", "--dry-run=server", "-n", namespace, "-f", str(manifest))
+    assert dry_run.returncode == 0, show(dry_run)
+
+
+def test_flux_keeps_the_guard_in_front_of_crds_shipped_in_templates(gitops_bin: Path) -> None:
+    """helm-controller applies `upgrade.crds: Create`/`CreateReplace` to a chart's crds/
+    before the upgrade starts, past any pre-upgrade hook. The example chart ships its CRDs in
+    templates/, which Helm applies only after the guard passed, under every policy; its
+    HelmRelease keeps helm-controller's default, Skip, so crds/ is never applied on upgrade."""
+    for release in ("1.0.0", "2.0.0", "3.0.0"):
+        assert not (EXAMPLE / release / "crds").exists()
+        assert (EXAMPLE / release / "templates" / "crds" / "backups.yaml").is_file()
+    rendered = subprocess.run(
+        [str(gitops_bin / "flux-helmrelease"), "-name", "example-operator", "-chart",
+         "example-operator", "-source", "charts", "-version", "2.0.0"],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    release = yaml.safe_load(rendered.stdout)
+    assert release["kind"] == "HelmRelease"
+    assert release["spec"]["install"]["crds"] == "Create"
+    assert release["spec"]["upgrade"]["crds"] == "Skip"
