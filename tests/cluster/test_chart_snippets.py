@@ -111,12 +111,18 @@ def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
     assert not fourth.succeeded
     assert "UG605" in fourth.log and "nightly" in fourth.log, fourth.log
     assert schema_version(cluster) == "2"
-    status = helm_status(helm, namespace)
-    # The way out of the state helm leaves: roll forward to the release that is deployed.
-    out = helm("upgrade", "rel", chart("2.0.0"), "-n", namespace, *GUARD_VALUES)
-    assert out.returncode == 0, f"after a refused rollback (status {status}):\n{show(out)}"
+    # Helm leaves the release pending-rollback: upgrades now say another operation is in
+    # progress. The way out: roll back to the revision that is deployed (its own hook passes).
+    assert helm_status(helm, namespace) == "pending-rollback"
+    blocked = helm("upgrade", "rel", chart("2.0.0"), "-n", namespace, *GUARD_VALUES)
+    assert "another operation (install/upgrade/rollback) is in progress" in blocked.stderr
+    out = helm("rollback", "rel", str(deployed[0]["revision"]), "-n", namespace)
+    assert out.returncode == 0, show(out)
     assert guard.wait(6, timeout=60).succeeded
     assert helm_status(helm, namespace) == "deployed"
+    upgrade = helm("upgrade", "rel", chart("2.0.0"), "-n", namespace, *GUARD_VALUES)
+    assert upgrade.returncode == 0, show(upgrade)
+    assert guard.wait(7, timeout=60).succeeded
 
 
 @pytest.fixture(scope="module")
