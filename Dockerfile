@@ -7,7 +7,7 @@ WORKDIR /src
 COPY requirements/image.txt requirements/image.txt
 RUN pip download --no-cache-dir --only-binary=:all: --no-deps --require-hashes \
       --dest /wheels -r requirements/image.txt
-COPY pyproject.toml ./
+COPY pyproject.toml README.md ./
 COPY hook ./hook
 RUN pip wheel --no-cache-dir --no-deps --wheel-dir /wheels .
 

@@ -5,7 +5,7 @@
 #   commands (inside the tree, under bwrap, offline), packed as an OCI image archive (umoci)
 #   with the Dockerfile's user, entrypoint and environment.
 # Output, cached outside the checkout and keyed by every input (this script, the requirements,
-# pyproject.toml, hook/):
+# pyproject.toml, README.md, hook/):
 #   ${XDG_CACHE_HOME:-~/.cache}/upgrade-guard/image/<key>/upgrade-guard.oci.tar  the image
 #   ${XDG_CACHE_HOME:-~/.cache}/upgrade-guard/image/<key>/bundle/                umoci unpack of it:
 #        rootfs/ and config.json (what tools/testenv's job runner runs under bwrap)
@@ -61,7 +61,7 @@ base_key="$(printf '%s\n' "$suite" "${mirrors[@]}" "${mmdebstrap_args[@]}" | sha
 base="$cache_root/base-$suite-$base_key"
 key="$( {
   printf '%s\n' "$base_key" "$pip_sha256" "$install_commands" "${image_env[@]}" "$image_user"
-  cd "$repo" && sha256sum tools/image/build.sh requirements/image.txt pyproject.toml
+  cd "$repo" && sha256sum tools/image/build.sh requirements/image.txt pyproject.toml README.md
   find hook -type f -not -path '*/__pycache__/*' -not -name '*.pyc' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
 } | sha256sum | cut -c1-16)"
 dest="$cache_root/$key"
@@ -129,9 +129,9 @@ env -u PIP_FIND_LINKS "$py" -m pip download --quiet --no-cache-dir --only-binary
 env -u PIP_FIND_LINKS "$py" -m pip download --quiet --no-cache-dir --only-binary=:all: --no-deps \
   --require-hashes --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
   --platform manylinux2014_x86_64 --python-version 3.11 --implementation cp --abi cp311 -r "$repo/requirements/image.txt" --dest "$work/wheels"
-# The project wheel from a copy of the sources the Dockerfile copies (pyproject.toml, hook/).
+# The project wheel from a copy of the sources the Dockerfile copies.
 mkdir -p "$work/src"
-cp -r "$repo/pyproject.toml" "$repo/hook" "$work/src/"
+cp -r "$repo/pyproject.toml" "$repo/README.md" "$repo/hook" "$work/src/"
 find "$work/src" -name __pycache__ -prune -exec rm -rf {} +
 env -u PIP_FIND_LINKS "$py" -m pip wheel --quiet --no-cache-dir --no-deps --wheel-dir "$work/wheels" "$work/src"
 echo "image: wheels in $(elapsed "$t0")s"
