@@ -59,6 +59,7 @@ class Finding:
     new: Any = None
     excused: str | None = None
     notes: tuple[str, ...] = ()
+    location: tuple[str, int] | None = None  # (file, line) in the new CRD file, when known
 
     @property
     def refuses(self) -> bool:

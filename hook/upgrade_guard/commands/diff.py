@@ -12,7 +12,7 @@ from upgrade_guard import engine
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history
 from upgrade_guard.findings import Outcome
-from upgrade_guard.load import policy_file
+from upgrade_guard.load import locations, policy_file
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, load_documents
 from upgrade_guard.policy import declared_break_entries
@@ -82,6 +82,8 @@ def diff(
     )
     outcome = history.note_unapplied_release_breaks(outcome, chosen, before, after)
     outcome = replace(outcome, policy=chosen.source)
+    if output is options.Output.github:
+        outcome = replace(outcome, findings=locations.located(outcome.findings, after))
     options.write_report(outcome, output)
     if declare_breaks:
         _declare_breaks(outcome, policy)

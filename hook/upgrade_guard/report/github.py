@@ -12,12 +12,20 @@ def _escape(text: str) -> str:
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
+def _property(text: str) -> str:
+    return _escape(text).replace(":", "%3A").replace(",", "%2C")
+
+
 def _annotation(finding: Finding) -> str:
     command = "notice" if finding.excused else _COMMANDS[finding.severity]
     where = " ".join(part for part in (finding.crd, finding.version, finding.path) if part)
     message = finding.message + (f" (excused: {finding.excused})" if finding.excused else "")
-    title = f"{finding.code} {finding.rule}".replace(",", "%2C").replace("::", "%3A%3A")
-    return f"::{command} title={title}::{_escape(f'{where}: {message}')}"
+    title = f"{finding.code} {finding.rule}"
+    place = ""
+    if finding.location is not None:
+        file, line = finding.location
+        place = f"file={_property(file)},line={line},"
+    return f"::{command} {place}title={_property(title)}::{_escape(f'{where}: {message}')}"
 
 
 def render(outcome: Outcome) -> str:
