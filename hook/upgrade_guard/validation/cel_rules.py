@@ -1,0 +1,361 @@
+"""``x-kubernetes-validations`` rules evaluated as the apiserver evaluates them
+(apiextensions-apiserver ``pkg/apiserver/schema/cel/validation.go``), on the CEL C++
+runtime (cel-expr-python) with the Kubernetes libraries of :mod:`cel_library`.
+
+``self`` is typed by the schema as Kubernetes types it: integers, doubles for ``number``,
+timestamps for ``date``/``date-time``, durations, bytes for ``byte``; only declared
+properties are visible, under Kubernetes' escaped names; at the root and in embedded
+resources ``apiVersion``, ``kind`` and ``metadata.name``/``generateName``.
+
+Ratcheting (1.30+): a failing rule on a node whose value pairs with an equal old value
+(or, where the node does not pair, whose nearest paired ancestor is equal) does not
+refuse, unless the rule uses ``oldSelf``. Evaluation errors are never ratcheted. Rules
+using ``oldSelf`` run only where an old value pairs (UPDATE).
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from cel_expr_python import cel  # type: ignore[import-untyped]
+from cel_expr_python.ext import ext_optional, ext_strings  # type: ignore[import-untyped]
+
+from . import cel_library, formats, values
+from .correlation import Correlation, old_map_list_item
+from .violations import NotEvaluated, Violation
+
+_RESERVED = frozenset(
+    {
+        *("true", "false", "null", "in", "as", "break", "const", "continue", "else", "for"),
+        *("function", "if", "import", "let", "loop", "package", "namespace", "return"),
+        *("var", "void", "while"),
+    }
+)
+_ESCAPABLE = re.compile(r"^[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*$")
+_OLD_SELF = re.compile(r"\boldSelf\b")
+_GO_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
+_UNIT_SECONDS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1,
+    "m": 60,
+    "h": 3600,
+}
+
+
+def escape(name: str) -> str | None:
+    """The CEL name of a property, or None when CEL cannot name it."""
+    if name in _RESERVED:
+        return f"__{name}__"
+    if not _ESCAPABLE.match(name):
+        return None
+    return (
+        name.replace("__", "__underscores__")
+        .replace(".", "__dot__")
+        .replace("-", "__dash__")
+        .replace("/", "__slash__")
+    )
+
+
+@cache
+def environment(kube_version: tuple[int, int]) -> Any:
+    extensions: list[Any] = [ext_strings.ExtStrings()]
+    if kube_version >= (1, 28):
+        extensions.append(ext_optional.ExtOptional())
+    return cel.NewEnv(
+        variables={"self": cel.Type.DYN, "oldSelf": cel.Type.DYN},
+        extensions=extensions,
+        functions=cel_library.functions(kube_version),
+    )
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One compiled rule of a schema node, or why it cannot be evaluated here."""
+
+    text: str
+    program: Any
+    message_program: Any
+    message: str
+    reason: str | None
+    field_path: str
+    uses_old_self: bool
+    unavailable: str | None
+
+
+@cache
+def _compiled(kube_version: tuple[int, int], text: str) -> tuple[Any, str | None]:
+    try:
+        return environment(kube_version).compile(text), None
+    except Exception as err:  # the runtime raises plain RuntimeError with the checker's text
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        return None, first.removeprefix("INVALID_ARGUMENT: ").strip()
+
+
+def compile_rule(raw: dict[str, Any], kube_version: tuple[int, int]) -> Rule:
+    text = str(raw.get("rule", ""))
+    program, why = _compiled(kube_version, text)
+    if raw.get("optionalOldSelf"):
+        program, why = None, "optionalOldSelf rules are not evaluated by this validator"
+    message_program = None
+    if raw.get("messageExpression"):
+        message_program, _ = _compiled(kube_version, str(raw["messageExpression"]))
+    message = str(raw.get("message") or "").strip() or f"failed rule: {text.strip()}"
+    return Rule(
+        text=text,
+        program=program,
+        message_program=message_program,
+        message=message,
+        reason=raw.get("reason"),
+        field_path=str(raw.get("fieldPath") or ""),
+        uses_old_self=bool(_OLD_SELF.search(text)),
+        unavailable=why,
+    )
+
+
+# Values as CEL sees them -------------------------------------------------------------------
+def _duration(text: str) -> datetime.timedelta | str:
+    sign = -1 if text.startswith("-") else 1
+    body = text.lstrip("+-")
+    parts = _GO_DURATION_PART.findall(body)
+    if parts and "".join(n + u for n, u in parts) == body:
+        return sign * datetime.timedelta(seconds=sum(float(n) * _UNIT_SECONDS[u] for n, u in parts))
+    return text
+
+
+def _timestamp(text: str, date_only: bool) -> datetime.datetime | str:
+    try:
+        if date_only:
+            day = datetime.date.fromisoformat(text)
+            return datetime.datetime(day.year, day.month, day.day, tzinfo=datetime.UTC)
+        parsed = datetime.datetime.fromisoformat(text.replace("z", "Z"))
+    except ValueError:
+        return text
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
+
+
+def to_cel(value: Any, schema: values.Schema | None, root: bool = False) -> Any:
+    if value is None or schema is None:
+        return value
+    if isinstance(value, dict):
+        properties = schema.get("properties") or {}
+        additional = schema.get("additionalProperties")
+        if not properties and isinstance(additional, dict):
+            return {k: to_cel(v, additional) for k, v in value.items()}
+        if not properties and schema.get("x-kubernetes-preserve-unknown-fields"):
+            return value
+        converted: dict[str, Any] = {}
+        for key, item in value.items():
+            if key in properties:
+                name = escape(key)
+                if name is not None:
+                    converted[name] = to_cel(item, properties[key])
+        if root or schema.get("x-kubernetes-embedded-resource"):
+            for key in ("apiVersion", "kind"):
+                if key in value and key not in properties:
+                    converted[key] = value[key]
+            meta = value.get("metadata")
+            if isinstance(meta, dict):
+                converted["metadata"] = {k: meta[k] for k in ("name", "generateName") if k in meta}
+        return converted
+    if isinstance(value, list):
+        items = values.item_schema(schema)
+        return [to_cel(item, items) for item in value]
+    kind = schema.get("type")
+    if kind == "number" and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if kind == "integer" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and kind == "string":
+        name = str(schema.get("format") or "")
+        if name in ("date-time", "datetime"):
+            return _timestamp(value, False) if formats.is_date_time(value) else value
+        if name == "date":
+            return _timestamp(value, True)
+        if name == "duration":
+            return _duration(value)
+        if name == "byte":
+            try:
+                return base64.b64decode(value, validate=True)
+            except ValueError:
+                return value
+    return value
+
+
+# The walk ---------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Ratchet:
+    current: Correlation | None = None
+    nearest: Correlation | None = None
+
+    def key(self, name: str, root: bool) -> _Ratchet:
+        if self.current is None:
+            return self
+        if root and name in ("apiVersion", "kind"):
+            return _Ratchet()
+        return _Ratchet(self.current.key(name), self.current)
+
+    def index(self, i: int) -> _Ratchet:
+        if self.current is None:
+            return self
+        return _Ratchet(self.current.index(i), self.current)
+
+    def applies(self) -> bool:
+        if self.current is not None:
+            return self.current.equal()
+        return self.nearest is not None and self.nearest.equal()
+
+
+@dataclass
+class Outcome:
+    violations: list[Violation] = field(default_factory=list)
+    not_evaluated: list[NotEvaluated] = field(default_factory=list)
+
+
+class RuleEvaluator:
+    """Evaluates the rules of one root schema; compiled rules are cached per node."""
+
+    def __init__(self, root: values.Schema, kube_version: tuple[int, int]) -> None:
+        self.root = root
+        self.kube_version = kube_version
+        self.ratcheting = kube_version >= (1, 30)
+        self._rules: dict[int, list[Rule]] = {}
+        self._has_rules: dict[int, bool] = {}
+
+    def evaluate(self, obj: Any, old: Any = None) -> Outcome:
+        """Rules over a whole object; with ``old``, as an UPDATE from ``old``."""
+        outcome = Outcome()
+        ratchet = _Ratchet()
+        if old is not None and self.ratcheting:
+            ratchet = _Ratchet(Correlation(obj, old, self.root))
+        self._walk(obj, old, self.root, "", ratchet, True, outcome)
+        return outcome
+
+    def has_rules(self, schema: values.Schema) -> bool:
+        key = id(schema)
+        if key not in self._has_rules:
+            self._has_rules[key] = bool(schema.get("x-kubernetes-validations")) or any(
+                self.has_rules(child) for child in _children(schema)
+            )
+        return self._has_rules[key]
+
+    def _compiled_rules(self, schema: values.Schema) -> list[Rule]:
+        key = id(schema)
+        if key not in self._rules:
+            self._rules[key] = [
+                compile_rule(raw, self.kube_version)
+                for raw in schema.get("x-kubernetes-validations") or []
+            ]
+        return self._rules[key]
+
+    def _walk(
+        self,
+        value: Any,
+        old: Any,
+        schema: values.Schema,
+        path: str,
+        ratchet: _Ratchet,
+        root: bool,
+        outcome: Outcome,
+    ) -> None:
+        if value is None or not self.has_rules(schema):
+            return
+        if schema.get("x-kubernetes-validations"):
+            self._node(value, old, schema, path, ratchet, root, outcome)
+        for branch in schema.get("allOf") or []:
+            self._walk(value, old, branch, path, _Ratchet(None, ratchet.nearest), root, outcome)
+        if isinstance(value, dict):
+            correlatable = schema.get("x-kubernetes-map-type") != "atomic"
+            old_map = old if isinstance(old, dict) and correlatable else {}
+            for key, item in value.items():
+                child = values.property_schema(schema, key)
+                if child is None:
+                    continue
+                where = (
+                    values.child(path, key)
+                    if key in (schema.get("properties") or {})
+                    else values.keyed(path, key)
+                )
+                self._walk(
+                    item, old_map.get(key), child, where, ratchet.key(key, root), False, outcome
+                )
+        elif isinstance(value, list):
+            items = values.item_schema(schema)
+            if items is None:
+                return
+            old_list = old if isinstance(old, list) else []
+            mapped = schema.get("x-kubernetes-list-type") == "map"
+            for i, item in enumerate(value):
+                old_item = old_map_list_item(schema, old_list, item) if mapped else None
+                self._walk(
+                    item, old_item, items, values.indexed(path, i), ratchet.index(i), False, outcome
+                )
+
+    def _node(
+        self,
+        value: Any,
+        old: Any,
+        schema: values.Schema,
+        path: str,
+        ratchet: _Ratchet,
+        root: bool,
+        outcome: Outcome,
+    ) -> None:
+        activation: Any = None
+        for rule in self._compiled_rules(schema):
+            if rule.uses_old_self and old is None:
+                continue
+            if rule.program is None:
+                outcome.not_evaluated.append(
+                    NotEvaluated(path, rule.text, rule.unavailable or "does not compile")
+                )
+                continue
+            if activation is None:
+                env = environment(self.kube_version)
+                data = {"self": to_cel(value, schema, root)}
+                if old is not None:
+                    data["oldSelf"] = to_cel(old, schema, root)
+                activation = env.Activation(data=data)
+            result = rule.program.eval(activation)
+            where = path
+            if rule.field_path:
+                where = values.child(path, rule.field_path.lstrip("."))
+            if result.type() == cel.Type.ERROR:
+                outcome.violations.append(
+                    Violation(where, "rule-error", f"error evaluating rule: {rule.text.strip()}")
+                )
+                continue
+            if result.value() is True:
+                continue
+            if not rule.uses_old_self and ratchet.applies():
+                continue
+            outcome.violations.append(
+                Violation(where, "rule", rule.message, rule.reason, self._message(rule, activation))
+            )
+
+    def _message(self, rule: Rule, activation: Any) -> str | None:
+        if rule.message_program is None:
+            return None
+        result = rule.message_program.eval(activation)
+        if result.type() == cel.Type.ERROR:
+            return None
+        text = result.value()
+        return text.strip() if isinstance(text, str) and text.strip() else None
+
+
+def _children(schema: values.Schema) -> Iterator[values.Schema]:
+    yield from (schema.get("properties") or {}).values()
+    for key in ("items", "additionalProperties"):
+        child = schema.get(key)
+        if isinstance(child, dict):
+            yield child
+    yield from schema.get("allOf") or []

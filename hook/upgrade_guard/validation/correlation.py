@@ -1,0 +1,98 @@
+"""Old and new values paired node by node, as the apiserver pairs them for ratcheting
+(k8s.io/apiserver ``pkg/cel/common/equality.go``, ``CorrelatedObject``).
+
+Object fields pair by name (when both sides hold the field and the schema declares it),
+items of ``x-kubernetes-list-type: map`` lists by their keys; items of any other list do
+not pair at all: such a list ratchets only as a whole.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import values
+
+
+def map_list_key(item: Any, keys: list[str]) -> tuple[str, ...] | None:
+    if not isinstance(item, dict):
+        return None
+    return tuple(values.canonical(item.get(k)) if k in item else "\x00" for k in keys)
+
+
+def old_map_list_item(schema: values.Schema, old: list[Any], new_item: Any) -> Any:
+    """The old item with ``new_item``'s map keys, or None."""
+    keys = list(schema.get("x-kubernetes-list-map-keys") or [])
+    wanted = map_list_key(new_item, keys)
+    if wanted is None:
+        return None
+    for item in old:
+        if map_list_key(item, keys) == wanted:
+            return item
+    return None
+
+
+class Correlation:
+    """A new value, the old value it pairs with, and the schema of that node."""
+
+    __slots__ = ("_equal", "new", "old", "schema")
+
+    def __init__(self, new: Any, old: Any, schema: values.Schema | None) -> None:
+        self.new = new
+        self.old = old
+        self.schema = schema
+        self._equal: bool | None = None
+
+    def key(self, name: str) -> Correlation | None:
+        if self.schema is None:
+            return None
+        if not isinstance(self.new, dict) or not isinstance(self.old, dict):
+            return None
+        if name not in self.new or name not in self.old:
+            return None
+        schema = values.property_schema(self.schema, name)
+        if schema is None:
+            return None
+        return Correlation(self.new[name], self.old[name], schema)
+
+    def index(self, i: int) -> Correlation | None:
+        if self.schema is None or self.schema.get("x-kubernetes-list-type") != "map":
+            return None
+        if not isinstance(self.new, list) or not isinstance(self.old, list) or i >= len(self.new):
+            return None
+        old_item = old_map_list_item(self.schema, self.old, self.new[i])
+        items = values.item_schema(self.schema)
+        if old_item is None or items is None:
+            return None
+        return Correlation(self.new[i], old_item, items)
+
+    def equal(self) -> bool:
+        """Go's CachedDeepEqual: map lists compare item by key, other lists as a whole."""
+        if self._equal is None:
+            self._equal = self._compare()
+        return self._equal
+
+    def _compare(self) -> bool:
+        new, old = self.new, self.old
+        if new is None or old is None:
+            return new is None and old is None
+        if isinstance(new, list) and isinstance(old, list):
+            if len(new) != len(old):
+                return False
+            if self.schema is None or self.schema.get("x-kubernetes-list-type") != "map":
+                return values.same(new, old)
+            for i in range(len(new)):
+                item = self.index(i)
+                if item is None or not item.equal():
+                    return False
+            return True
+        if isinstance(new, dict) and isinstance(old, dict):
+            if len(new) != len(old):
+                return False
+            for name in new:
+                field = self.key(name)
+                if field is None or not field.equal():
+                    return False
+            return True
+        if isinstance(new, list | dict) or isinstance(old, list | dict):
+            return False
+        return values.same(new, old)

@@ -1,0 +1,72 @@
+"""JSON values as Go's unstructured decoding holds them, and the apiserver's field paths.
+
+Equality is Go's ``reflect.DeepEqual`` over decoded JSON: ``1`` and ``1.0`` differ, as do
+``true`` and ``1`` (Python's ``==`` says otherwise).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+Schema = Mapping[str, Any]
+_PLAIN_KEY = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def same(a: Any, b: Any) -> bool:
+    """Deep equality of two JSON values, with Go's distinction of int, float and bool."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def canonical(value: Any) -> str:
+    """Go's json.Marshal of a value, for telling compound values apart (keys sorted)."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def scalar_key(value: Any) -> tuple[str, Any]:
+    return (type(value).__name__, value)
+
+
+def child(path: str, key: str) -> str:
+    return f"{path}.{key}" if path else key
+
+
+def keyed(path: str, key: str) -> str:
+    return f"{path}[{key}]"
+
+
+def indexed(path: str, index: int) -> str:
+    return f"{path}[{index}]"
+
+
+def property_schema(schema: Schema | None, key: str) -> Schema | None:
+    """The schema of ``key`` in an object: its property, else additionalProperties."""
+    if schema is None:
+        return None
+    properties = schema.get("properties") or {}
+    if key in properties:
+        found: Schema = properties[key]
+        return found
+    additional = schema.get("additionalProperties")
+    if isinstance(additional, Mapping):
+        return additional
+    return None
+
+
+def item_schema(schema: Schema | None) -> Schema | None:
+    if schema is None:
+        return None
+    items = schema.get("items")
+    return items if isinstance(items, Mapping) else None
+
+
+def is_plain_key(key: str) -> bool:
+    return bool(_PLAIN_KEY.match(key))
