@@ -52,6 +52,7 @@ _UNIT_SECONDS = {
 }
 
 
+@cache
 def escape(name: str) -> str | None:
     """The CEL name of a property, or None when CEL cannot name it."""
     if name in _RESERVED:
@@ -222,7 +223,12 @@ class Outcome:
 
 
 class RuleEvaluator:
-    """Evaluates the rules of one root schema; compiled rules are cached per node."""
+    """Evaluates the rules of one root schema; compiled rules are cached per node.
+
+    Within one :meth:`forget` period, values met again (the same objects: a CREATE and
+    the UPDATEs judged for one stored object share their unchanged subtrees) are
+    converted and evaluated once; the cache holds those objects, so ids stay theirs.
+    """
 
     def __init__(self, root: values.Schema, kube_version: tuple[int, int]) -> None:
         self.root = root
@@ -230,13 +236,23 @@ class RuleEvaluator:
         self.ratcheting = kube_version >= (1, 30)
         self._rules: dict[int, list[Rule]] = {}
         self._has_rules: dict[int, bool] = {}
+        self._ruled: dict[int, list[tuple[str, values.Schema]]] = {}
+        self._converted: dict[tuple[int, int, bool], tuple[Any, Any]] = {}
+        self._results: dict[tuple[int, int, int], tuple[Any, Any, str, str | None]] = {}
 
-    def evaluate(self, obj: Any, old: Any = None) -> Outcome:
-        """Rules over a whole object; with ``old``, as an UPDATE from ``old``."""
+    def forget(self) -> None:
+        self._converted.clear()
+        self._results.clear()
+
+    def evaluate(
+        self, obj: Any, old: Any = None, correlation: Correlation | None = None
+    ) -> Outcome:
+        """Rules over a whole object; with ``old``, as an UPDATE from ``old``
+        (``correlation``: the pairing of ``obj`` with ``old``, when already made)."""
         outcome = Outcome()
         ratchet = _Ratchet()
         if old is not None and self.ratcheting:
-            ratchet = _Ratchet(Correlation(obj, old, self.root))
+            ratchet = _Ratchet(correlation or Correlation(obj, old, self.root))
         self._walk(obj, old, self.root, "", ratchet, True, outcome)
         return outcome
 
@@ -276,29 +292,52 @@ class RuleEvaluator:
         if isinstance(value, dict):
             correlatable = schema.get("x-kubernetes-map-type") != "atomic"
             old_map = old if isinstance(old, dict) and correlatable else {}
-            for key, item in value.items():
-                child = values.property_schema(schema, key)
-                if child is None:
-                    continue
-                where = (
-                    values.child(path, key)
-                    if key in (schema.get("properties") or {})
-                    else values.keyed(path, key)
-                )
-                self._walk(
-                    item, old_map.get(key), child, where, ratchet.key(key, root), False, outcome
-                )
+            for key, child in self._ruled_properties(schema):
+                if key in value:
+                    where = values.child(path, key)
+                    next_ratchet = ratchet.key(key, root)
+                    self._walk(
+                        value[key], old_map.get(key), child, where, next_ratchet, False, outcome
+                    )
+            additional = schema.get("additionalProperties")
+            if isinstance(additional, dict) and self.has_rules(additional):
+                properties = schema.get("properties") or {}
+                for key, item in value.items():
+                    if key not in properties:
+                        where = values.keyed(path, key)
+                        next_ratchet = ratchet.key(key, root)
+                        self._walk(
+                            item, old_map.get(key), additional, where, next_ratchet, False, outcome
+                        )
         elif isinstance(value, list):
             items = values.item_schema(schema)
-            if items is None:
+            if items is None or not self.has_rules(items):
                 return
             old_list = old if isinstance(old, list) else []
             mapped = schema.get("x-kubernetes-list-type") == "map"
             for i, item in enumerate(value):
                 old_item = old_map_list_item(schema, old_list, item) if mapped else None
-                self._walk(
-                    item, old_item, items, values.indexed(path, i), ratchet.index(i), False, outcome
-                )
+                where = values.indexed(path, i)
+                self._walk(item, old_item, items, where, ratchet.index(i), False, outcome)
+
+    def _ruled_properties(self, schema: values.Schema) -> list[tuple[str, values.Schema]]:
+        key = id(schema)
+        found = self._ruled.get(key)
+        if found is None:
+            found = self._ruled[key] = [
+                (name, child)
+                for name, child in (schema.get("properties") or {}).items()
+                if self.has_rules(child)
+            ]
+        return found
+
+    def _cel_value(self, value: Any, schema: values.Schema, root: bool) -> Any:
+        key = (id(value), id(schema), root)
+        found = self._converted.get(key)
+        if found is None:
+            found = (value, to_cel(value, schema, root))
+            self._converted[key] = found
+        return found[1]
 
     def _node(
         self,
@@ -319,28 +358,37 @@ class RuleEvaluator:
                     NotEvaluated(path, rule.text, rule.unavailable or "does not compile")
                 )
                 continue
-            if activation is None:
-                env = environment(self.kube_version)
-                data = {"self": to_cel(value, schema, root)}
-                if old is not None:
-                    data["oldSelf"] = to_cel(old, schema, root)
-                activation = env.Activation(data=data)
-            result = rule.program.eval(activation)
+            key = (id(rule), id(value), id(old) if rule.uses_old_self else 0)
+            cached = self._results.get(key)
+            if cached is None:
+                if activation is None:
+                    data = {"self": self._cel_value(value, schema, root)}
+                    if old is not None:
+                        data["oldSelf"] = self._cel_value(old, schema, root)
+                    activation = environment(self.kube_version).Activation(data=data)
+                verdict, message = self._run(rule, activation)
+                cached = (value, old, verdict, message)
+                self._results[key] = cached
+            _, _, verdict, message = cached
             where = path
             if rule.field_path:
                 where = values.child(path, rule.field_path.lstrip("."))
-            if result.type() == cel.Type.ERROR:
+            if verdict == "error":
                 outcome.violations.append(
                     Violation(where, "rule-error", f"error evaluating rule: {rule.text.strip()}")
                 )
-                continue
-            if result.value() is True:
-                continue
-            if not rule.uses_old_self and ratchet.applies():
-                continue
-            outcome.violations.append(
-                Violation(where, "rule", rule.message, rule.reason, self._message(rule, activation))
-            )
+            elif verdict == "fail" and (rule.uses_old_self or not ratchet.applies()):
+                outcome.violations.append(
+                    Violation(where, "rule", rule.message, rule.reason, message)
+                )
+
+    def _run(self, rule: Rule, activation: Any) -> tuple[str, str | None]:
+        result = rule.program.eval(activation)
+        if result.type() == cel.Type.ERROR:
+            return "error", None
+        if result.value() is True:
+            return "pass", None
+        return "fail", self._message(rule, activation)
 
     def _message(self, rule: Rule, activation: Any) -> str | None:
         if rule.message_program is None:

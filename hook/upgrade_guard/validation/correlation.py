@@ -34,15 +34,26 @@ def old_map_list_item(schema: values.Schema, old: list[Any], new_item: Any) -> A
 class Correlation:
     """A new value, the old value it pairs with, and the schema of that node."""
 
-    __slots__ = ("_equal", "new", "old", "schema")
+    __slots__ = ("_children", "_equal", "new", "old", "schema")
 
     def __init__(self, new: Any, old: Any, schema: values.Schema | None) -> None:
         self.new = new
         self.old = old
         self.schema = schema
         self._equal: bool | None = None
+        self._children: dict[str | int, Correlation | None] = {}
 
     def key(self, name: str) -> Correlation | None:
+        if name not in self._children:
+            self._children[name] = self._key(name)
+        return self._children[name]
+
+    def index(self, i: int) -> Correlation | None:
+        if i not in self._children:
+            self._children[i] = self._index(i)
+        return self._children[i]
+
+    def _key(self, name: str) -> Correlation | None:
         if self.schema is None:
             return None
         if not isinstance(self.new, dict) or not isinstance(self.old, dict):
@@ -54,7 +65,7 @@ class Correlation:
             return None
         return Correlation(self.new[name], self.old[name], schema)
 
-    def index(self, i: int) -> Correlation | None:
+    def _index(self, i: int) -> Correlation | None:
         if self.schema is None or self.schema.get("x-kubernetes-list-type") != "map":
             return None
         if not isinstance(self.new, list) or not isinstance(self.old, list) or i >= len(self.new):

@@ -17,9 +17,10 @@ running; list set/map uniqueness is checked on UPDATE only if the old object met
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from typing import Any
+
+import jsonpatch
 
 from . import cel_rules, embedded, listtypes, readback, values
 from .correlation import Correlation
@@ -46,7 +47,7 @@ class Attempt:
 
 @dataclass(frozen=True)
 class Judgement:
-    read_changes: tuple[tuple[str, str], ...]
+    read_changes: tuple[tuple[str, str], ...]  # (op, path) of the read-back patch
     create: Attempt
     update: Attempt
     status: Attempt
@@ -66,69 +67,108 @@ class Judge:
         self.ratcheting = kube_version >= (1, 30)
         self.openapi = OpenAPIValidator(kube_version)
         self.rules = cel_rules.RuleEvaluator(schema, kube_version)
+        self._lists: listtypes.Memo = {}
+        self._embedded: embedded.Memo = {}
+
+    def _forget(self) -> None:
+        """Drop what one judgement remembered of the objects it saw."""
+        self.rules.forget()
+        self._lists.clear()
+        self._embedded.clear()
 
     def read(self, stored: dict[str, Any]) -> dict[str, Any]:
-        return readback.coerce(stored, self.schema)
+        """What a GET returns for ``stored`` (read-only: it shares parts with it)."""
+        return readback.coerce(stored, self.schema)[0]
+
+    def read_patch(self, stored: dict[str, Any]) -> jsonpatch.JsonPatch:
+        """The RFC 6902 patch from ``stored`` to what a GET returns."""
+        return readback.coerce(stored, self.schema)[1]
 
     def judge(self, stored: dict[str, Any]) -> Judgement:
-        read = self.read(stored)
-        touched = copy.deepcopy(read)
-        touched.setdefault("metadata", {}).setdefault("labels", {})[TOUCH_LABEL] = "true"
-        return Judgement(
-            read_changes=tuple(readback.changes(stored, read)),
-            create=self.create(_fresh_copy(read)),
-            update=self.update(touched, read),
-            status=self.status_update(read, read),
-        )
+        read, patch = readback.coerce(stored, self.schema)
+        touched = {**read, "metadata": _with_label(read.get("metadata"))}
+        self._forget()
+        try:
+            return Judgement(
+                read_changes=tuple(readback.operations(patch)),
+                create=self._create(fresh_copy(read)),
+                update=self._update(touched, read),
+                status=self._status_update(read, read),
+            )
+        finally:
+            self._forget()
 
     def create(self, body: dict[str, Any]) -> Attempt:
-        obj = self.read(body)
-        found = self.openapi.validate(obj, self.schema, "")
-        found += embedded.violations(obj, self.schema)
-        found += listtypes.violations(obj, self.schema)
-        return self._with_rules(found, obj, None)
+        self._forget()
+        return self._create(self.read(body))
 
     def update(self, body: dict[str, Any], old: dict[str, Any]) -> Attempt:
-        obj = self.read(body)
-        correlation = Correlation(obj, old, self.schema) if self.ratcheting else None
-        found = self.openapi.validate(obj, self.schema, "", correlation)
-        found += embedded.violations(obj, self.schema)
-        if not listtypes.violations(old, self.schema):
-            found += listtypes.violations(obj, self.schema)
-        return self._with_rules(found, obj, old)
+        """An UPDATE with ``body`` of ``old`` (as the apiserver reads it back)."""
+        self._forget()
+        return self._update(self.read(body), old)
 
     def status_update(self, body: dict[str, Any], old: dict[str, Any]) -> Attempt:
+        self._forget()
         written = self.read(body)
-        obj = copy.deepcopy(old)
+        obj = {k: v for k, v in old.items() if k != "status"}
         if "status" in written:
             obj["status"] = written["status"]
-        else:
-            obj.pop("status", None)
+        return self._status_update(obj, old)
+
+    def _create(self, obj: dict[str, Any]) -> Attempt:
+        found = self.openapi.validate(obj, self.schema, "")
+        found += embedded.violations(obj, self.schema, memo=self._embedded)
+        found += listtypes.violations(obj, self.schema, memo=self._lists)
+        return self._with_rules(found, obj, None, None)
+
+    def _update(self, obj: dict[str, Any], old: dict[str, Any]) -> Attempt:
+        correlation = Correlation(obj, old, self.schema) if self.ratcheting else None
+        found = self.openapi.validate(obj, self.schema, "", correlation)
+        found += embedded.violations(obj, self.schema, memo=self._embedded)
+        if not listtypes.violations(old, self.schema, memo=self._lists):
+            found += listtypes.violations(obj, self.schema, memo=self._lists)
+        return self._with_rules(found, obj, old, correlation)
+
+    def _status_update(self, obj: dict[str, Any], old: dict[str, Any]) -> Attempt:
+        """``obj``: ``old`` with the written status (the status strategy keeps the rest)."""
         found: list[Violation] = []
+        correlation = Correlation(obj, old, self.schema) if self.ratcheting else None
         status_schema = values.property_schema(self.schema, "status")
         if "status" in obj and status_schema is not None:
-            correlation = None
-            if self.ratcheting:
-                correlation = Correlation(obj, old, self.schema).key("status")
-            found += self.openapi.validate(obj["status"], status_schema, "status", correlation)
-        new_list_errors = listtypes.violations(obj, self.schema)
-        if new_list_errors and not listtypes.violations(old, self.schema):
+            status_correlation = correlation.key("status") if correlation else None
+            found += self.openapi.validate(
+                obj["status"], status_schema, "status", status_correlation
+            )
+        new_list_errors = listtypes.violations(obj, self.schema, memo=self._lists)
+        if new_list_errors and not listtypes.violations(old, self.schema, memo=self._lists):
             found += new_list_errors
-        return self._with_rules(found, obj, old)
+        return self._with_rules(found, obj, old, correlation)
 
-    def _with_rules(self, found: list[Violation], obj: dict[str, Any], old: Any) -> Attempt:
+    def _with_rules(
+        self,
+        found: list[Violation],
+        obj: dict[str, Any],
+        old: Any,
+        correlation: Correlation | None,
+    ) -> Attempt:
         if any(v.check in _BLOCKING or v.detail == "Required value" for v in found):
             return Attempt(tuple(sorted(found)), (), rules_skipped=True)
-        outcome = self.rules.evaluate(obj, old)
+        outcome = self.rules.evaluate(obj, old, correlation)
         return Attempt(
             tuple(sorted(found + outcome.violations)), tuple(sorted(outcome.not_evaluated))
         )
 
 
-def _fresh_copy(obj: dict[str, Any]) -> dict[str, Any]:
-    fresh = copy.deepcopy(obj)
+def _with_label(meta: Any) -> dict[str, Any]:
+    labelled: dict[str, Any] = dict(meta) if isinstance(meta, dict) else {}
+    labelled["labels"] = {**(labelled.get("labels") or {}), TOUCH_LABEL: "true"}
+    return labelled
+
+
+def fresh_copy(obj: dict[str, Any]) -> dict[str, Any]:
+    """``obj`` without the metadata the server sets: the body of a CREATE of a copy."""
+    fresh = dict(obj)
     meta = fresh.get("metadata")
     if isinstance(meta, dict):
-        for key in _SERVER_METADATA:
-            meta.pop(key, None)
+        fresh["metadata"] = {k: v for k, v in meta.items() if k not in _SERVER_METADATA}
     return fresh

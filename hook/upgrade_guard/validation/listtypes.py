@@ -13,13 +13,31 @@ from typing import Any
 from . import values
 from .violations import Violation
 
+Memo = dict[tuple[int, int], tuple[Any, list[Violation]]]
 
-def violations(value: Any, schema: values.Schema | None, path: str = "") -> list[Violation]:
-    return list(_walk(value, schema, path))
+
+def violations(
+    value: Any, schema: values.Schema | None, path: str = "", memo: Memo | None = None
+) -> list[Violation]:
+    """Violations in ``value``. ``memo`` remembers each top-level subtree's result by
+    identity (value and schema objects, held by the memo): objects that share subtrees
+    are walked once."""
+    if memo is None or not isinstance(value, dict) or schema is None:
+        return list(_walk(value, schema, path))
+    found: list[Violation] = []
+    properties = schema.get("properties") or {}
+    for key, item in value.items():
+        child = values.property_schema(schema, key)
+        where = values.child(path, key) if key in properties else values.keyed(path, key)
+        remembered = memo.get((id(item), id(child)))
+        if remembered is None:
+            remembered = memo[(id(item), id(child))] = (item, list(_walk(item, child, where)))
+        found += remembered[1]
+    return found
 
 
 def _walk(value: Any, schema: values.Schema | None, path: str) -> Iterator[Violation]:
-    if schema is None:
+    if schema is None or not values.uses(schema, "x-kubernetes-list-type"):
         return
     if isinstance(value, dict):
         properties = schema.get("properties") or {}

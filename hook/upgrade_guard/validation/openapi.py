@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
@@ -52,146 +52,210 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
+class _Node:
+    """One schema node's keywords, read once."""
+
+    __slots__ = (
+        "additional",
+        "all_of",
+        "any_of",
+        "counted",
+        "enum",
+        "format",
+        "format_name",
+        "items",
+        "negated",
+        "nullable",
+        "numeric",
+        "one_of",
+        "pattern",
+        "properties",
+        "python_types",
+        "required",
+        "schema",
+        "strings",
+        "types",
+    )
+
+    def __init__(self, schema: values.Schema, kube_version: tuple[int, int]) -> None:
+        self.schema = schema
+        types = ["integer", "string"] if schema.get("x-kubernetes-int-or-string") else []
+        if not types and schema.get("type"):
+            types = [schema["type"]]
+        self.types = tuple(types)
+        self.python_types = tuple(_TYPE_NAMES[t] for t in types if t in _TYPE_NAMES)
+        self.nullable = bool(schema.get("nullable"))
+        self.enum = schema.get("enum")
+        name = schema.get("format")
+        self.format_name = name
+        self.format = formats.checker(name, kube_version) if isinstance(name, str) else None
+        self.pattern = schema.get("pattern")
+        self.strings = self.format is not None or any(
+            k in schema for k in ("maxLength", "minLength", "pattern")
+        )
+        self.numeric = any(k in schema for k in ("maximum", "minimum", "multipleOf"))
+        self.counted = any(
+            k in schema for k in ("maxItems", "minItems", "maxProperties", "minProperties")
+        )
+        self.properties: dict[str, values.Schema] = dict(schema.get("properties") or {})
+        self.required: list[str] = list(schema.get("required") or [])
+        additional = schema.get("additionalProperties")
+        self.additional = (
+            additional if isinstance(additional, dict) or additional is False else None
+        )
+        self.items = values.item_schema(schema)
+        self.all_of: list[values.Schema] = list(schema.get("allOf") or [])
+        self.any_of: list[values.Schema] = list(schema.get("anyOf") or [])
+        self.one_of: list[values.Schema] = list(schema.get("oneOf") or [])
+        negated = schema.get("not")
+        self.negated = negated if isinstance(negated, dict) else None
+
+    def type_ok(self, value: Any) -> bool:
+        if isinstance(value, bool):
+            return "boolean" in self.types
+        if self.python_types and isinstance(value, self.python_types):
+            return True
+        return any(type_matches(value, t) for t in self.types)
+
+
 class OpenAPIValidator:
     """Validates values against one schema tree for one Kubernetes version."""
 
     def __init__(self, kube_version: tuple[int, int]) -> None:
         self.kube_version = kube_version
         self.unchecked_patterns: set[str] = set()
+        self._nodes: dict[int, _Node] = {}
 
     def validate(
         self, value: Any, schema: values.Schema, path: str, old: Correlation | None = None
     ) -> list[Violation]:
         """Violations of ``value`` (at ``path``) under ``schema``; with ``old``, an UPDATE
         ratcheted against the paired old value."""
-        return list(self._node(value, schema, path, old))
+        found: list[Violation] = []
+        self._node(value, self._compiled(schema), path, old, found)
+        return found
+
+    def _compiled(self, schema: values.Schema) -> _Node:
+        node = self._nodes.get(id(schema))
+        if node is None or node.schema is not schema:
+            node = self._nodes[id(schema)] = _Node(schema, self.kube_version)
+        return node
 
     def _node(
-        self, value: Any, schema: values.Schema, path: str, old: Correlation | None
-    ) -> Iterator[Violation]:
+        self, value: Any, node: _Node, path: str, old: Correlation | None, found: list[Violation]
+    ) -> None:
         if old is not None and old.equal():
             return
-        yield from self._keywords(value, schema, path)
+        self._keywords(value, node, path, found)
         if isinstance(value, dict):
-            yield from self._object(value, schema, path, old)
-        elif isinstance(value, list):
-            items = values.item_schema(schema)
-            if items is not None:
-                for i, item in enumerate(value):
-                    yield from self._node(
-                        item, items, values.indexed(path, i), old.index(i) if old else None
-                    )
-        yield from self._combinators(value, schema, path)
+            self._object(value, node, path, old, found)
+        elif isinstance(value, list) and node.items is not None:
+            items = self._compiled(node.items)
+            for i, item in enumerate(value):
+                where = values.indexed(path, i)
+                self._node(item, items, where, old.index(i) if old else None, found)
+        if node.all_of or node.any_of or node.one_of or node.negated is not None:
+            self._combinators(value, node, path, found)
 
     def _object(
-        self, value: dict[str, Any], schema: values.Schema, path: str, old: Correlation | None
-    ) -> Iterator[Violation]:
-        properties = schema.get("properties") or {}
-        for name in schema.get("required") or []:
+        self,
+        value: dict[str, Any],
+        node: _Node,
+        path: str,
+        old: Correlation | None,
+        found: list[Violation],
+    ) -> None:
+        for name in node.required:
             if name not in value:
-                yield Violation(values.child(path, name), "required", "Required value")
-        additional = schema.get("additionalProperties")
+                found.append(Violation(values.child(path, name), "required", "Required value"))
+        properties = node.properties
+        additional = node.additional
         for key, item in value.items():
-            if key in properties:
-                yield from self._node(
-                    item, properties[key], values.child(path, key), old.key(key) if old else None
-                )
+            child = properties.get(key)
+            if child is not None:
+                where = values.child(path, key)
             elif isinstance(additional, dict):
-                yield from self._node(
-                    item, additional, values.keyed(path, key), old.key(key) if old else None
-                )
-            elif additional is False:
-                yield Violation(values.child(path, key), "additionalProperties", "not allowed")
+                child, where = additional, values.keyed(path, key)
+            else:
+                if additional is False:
+                    where = values.child(path, key)
+                    found.append(Violation(where, "additionalProperties", "not allowed"))
+                continue
+            self._node(item, self._compiled(child), where, old.key(key) if old else None, found)
 
-    def _combinators(self, value: Any, schema: values.Schema, path: str) -> Iterator[Violation]:
-        for branch in schema.get("allOf") or []:
-            yield from self._node(value, branch, path, None)
-        branches = schema.get("anyOf")
-        if branches and not any(self._valid(value, b, path) for b in branches):
-            yield Violation(path, "anyOf", "must validate at least one schema (anyOf)")
-        branches = schema.get("oneOf")
-        if branches:
-            matched = sum(1 for b in branches if self._valid(value, b, path))
+    def _combinators(self, value: Any, node: _Node, path: str, found: list[Violation]) -> None:
+        for branch in node.all_of:
+            self._node(value, self._compiled(branch), path, None, found)
+        if node.any_of and not any(self._valid(value, b, path) for b in node.any_of):
+            found.append(Violation(path, "anyOf", "must validate at least one schema (anyOf)"))
+        if node.one_of:
+            matched = sum(1 for b in node.one_of if self._valid(value, b, path))
             if matched != 1:
-                yield Violation(
-                    path,
-                    "oneOf",
-                    f"must validate one and only one schema (oneOf); {matched} matched",
+                found.append(
+                    Violation(path, "oneOf", f"must validate exactly one schema; {matched} do")
                 )
-        negated = schema.get("not")
-        if isinstance(negated, dict) and self._valid(value, negated, path):
-            yield Violation(path, "not", "must not validate the schema (not)")
+        if node.negated is not None and self._valid(value, node.negated, path):
+            found.append(Violation(path, "not", "must not validate the schema (not)"))
 
     def _valid(self, value: Any, schema: values.Schema, path: str) -> bool:
-        return next(iter(self._node(value, schema, path, None)), None) is None
+        found: list[Violation] = []
+        self._node(value, self._compiled(schema), path, None, found)
+        return not found
 
-    def _keywords(self, value: Any, schema: values.Schema, path: str) -> Iterator[Violation]:
-        types = ["integer", "string"] if schema.get("x-kubernetes-int-or-string") else []
-        if not types and schema.get("type"):
-            types = [schema["type"]]
+    def _keywords(self, value: Any, node: _Node, path: str, found: list[Violation]) -> None:
+        types = node.types
         if value is None:
-            if types and not schema.get("nullable"):
-                yield Violation(path, "type", f"must be of type {' or '.join(types)}")
+            if types and not node.nullable:
+                found.append(Violation(path, "type", f"must be of type {' or '.join(types)}"))
             return
-        if (
-            types
-            and not any(type_matches(value, t) for t in types)
-            and not self._format_pass(value, types, schema)
-        ):
-            yield Violation(path, "type", f"must be of type {' or '.join(types)}")
+        if types and not node.type_ok(value) and not self._format_pass(value, node):
+            found.append(Violation(path, "type", f"must be of type {' or '.join(types)}"))
             return
-        enum = schema.get("enum")
-        if enum is not None and not any(
-            values.same(value, e) or _numbers_equal(value, e) for e in enum
-        ):
-            yield Violation(path, "enum", "Unsupported value: not in the enum")
+        if node.enum is not None and not any(_enum_equal(value, e) for e in node.enum):
+            found.append(Violation(path, "enum", "Unsupported value: not in the enum"))
         if isinstance(value, str):
-            yield from self._string(value, schema, path)
+            if node.strings:
+                self._string(value, node, path, found)
         elif _is_number(value):
-            yield from _number(value, schema, path)
-        elif isinstance(value, list):
-            yield from _counted(len(value), schema, path, "Items", "items")
-        elif isinstance(value, dict):
-            yield from _counted(len(value), schema, path, "Properties", "properties")
+            if node.numeric:
+                found.extend(_number(value, node.schema, path))
+        elif node.counted:
+            if isinstance(value, list):
+                found.extend(_counted(len(value), node.schema, path, "Items", "items"))
+            elif isinstance(value, dict):
+                found.extend(_counted(len(value), node.schema, path, "Properties", "properties"))
 
-    def _string(self, value: str, schema: values.Schema, path: str) -> Iterator[Violation]:
-        length = len(value)
-        if "maxLength" in schema and length > schema["maxLength"]:
-            yield Violation(
-                path, "maxLength", f"may not be more than {schema['maxLength']} characters"
-            )
-        if "minLength" in schema and length < schema["minLength"]:
-            yield Violation(
-                path, "minLength", f"should be at least {schema['minLength']} chars long"
-            )
-        pattern = schema.get("pattern")
-        if pattern is not None:
-            compiled = _pattern(pattern)
-            if compiled is None:
-                self.unchecked_patterns.add(pattern)
-            elif not compiled.search(value):
-                yield Violation(path, "pattern", f"should match '{pattern}'")
-        check = self._format(schema)
-        if check is not None and not check(value):
-            yield Violation(path, "format", f"must be of type {schema['format']}")
-
-    def _format_pass(self, value: Any, types: list[str], schema: values.Schema) -> bool:
+    def _format_pass(self, value: Any, node: _Node) -> bool:
         """kube-openapi lets any string or list pass the type check of a non-numeric
         schema with a (supported) format."""
         return (
             isinstance(value, str | list)
-            and "integer" not in types
-            and "number" not in types
-            and self._format(schema) is not None
+            and "integer" not in node.types
+            and "number" not in node.types
+            and node.format is not None
         )
 
-    def _format(self, schema: values.Schema) -> Callable[[str], bool] | None:
-        name = schema.get("format")
-        return formats.checker(name, self.kube_version) if isinstance(name, str) else None
+    def _string(self, value: str, node: _Node, path: str, found: list[Violation]) -> None:
+        schema = node.schema
+        length = len(value)
+        if "maxLength" in schema and length > schema["maxLength"]:
+            found.append(Violation(path, "maxLength", f"longer than {schema['maxLength']}"))
+        if "minLength" in schema and length < schema["minLength"]:
+            found.append(Violation(path, "minLength", f"shorter than {schema['minLength']}"))
+        if node.pattern is not None:
+            compiled = _pattern(node.pattern)
+            if compiled is None:
+                self.unchecked_patterns.add(node.pattern)
+            elif not compiled.search(value):
+                found.append(Violation(path, "pattern", f"should match '{node.pattern}'"))
+        if node.format is not None and not node.format(value):
+            found.append(Violation(path, "format", f"must be of type {node.format_name}"))
 
 
-def _numbers_equal(a: Any, b: Any) -> bool:
-    return _is_number(a) and _is_number(b) and float(a) == float(b)
+def _enum_equal(a: Any, b: Any) -> bool:
+    if _is_number(a) and _is_number(b):
+        return float(a) == float(b)
+    return values.same(a, b)
 
 
 def _number(value: float, schema: values.Schema, path: str) -> Iterator[Violation]:

@@ -1,10 +1,11 @@
 """What the apiserver does to an object before validating it and when reading it back:
 pruning of undeclared fields, dropping of nulls the schema may not hold, coercion of
 embedded resources' metadata, defaulting (apiextensions-apiserver
-``pkg/apiserver/schema/pruning/algorithm.go``, ``defaulting/algorithm.go``,
-``defaulting/prunenulls.go``, ``customresource_handler.go``).
+``pkg/apiserver/schema/pruning/algorithm.go``, ``defaulting/prunenulls.go``,
+``defaulting/algorithm.go``, ``customresource_handler.go``).
 
-Every function works on a copy: the input is never modified.
+One pass builds the result and the RFC 6902 patch from the input to it. The input is
+never modified; the result shares unchanged subtrees with it, so treat both as read-only.
 """
 
 from __future__ import annotations
@@ -19,146 +20,127 @@ from . import values
 _META_FIELDS = frozenset({"apiVersion", "kind", "metadata"})
 _OBJECT_META_FIELDS = frozenset(
     {
-        "name",
-        "generateName",
-        "namespace",
-        "selfLink",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "labels",
-        "annotations",
-        "ownerReferences",
-        "finalizers",
-        "managedFields",
+        *("name", "generateName", "namespace", "selfLink", "uid", "resourceVersion"),
+        *("generation", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"),
+        *("labels", "annotations", "ownerReferences", "finalizers", "managedFields"),
     }
 )
+Operation = dict[str, Any]
 
 
-def coerce(obj: dict[str, Any], schema: values.Schema) -> dict[str, Any]:
-    """``obj`` as decoded under ``schema`` (pruned, nulls dropped, defaulted): what a GET
-    returns for a stored object and what a write's body becomes before validation."""
-    result = copy.deepcopy(obj)
-    _prune(result, schema, root=True)
-    _drop_nulls(result, schema)
-    _coerce_embedded_metadata(result, schema, root=True)
-    _default(result, schema)
-    return result
+def coerce(
+    obj: dict[str, Any], schema: values.Schema
+) -> tuple[dict[str, Any], jsonpatch.JsonPatch]:
+    """``obj`` as decoded under ``schema`` (what a GET returns for a stored object, what a
+    write's body becomes before validation) and the patch from ``obj`` to it."""
+    operations: list[Operation] = []
+    result = _object(obj, schema, "", operations, root=True)
+    return result, jsonpatch.JsonPatch(operations)
 
 
-def changes(before: dict[str, Any], after: dict[str, Any]) -> list[tuple[str, str]]:
-    """The RFC 6902 operations turning ``before`` into ``after``, as (op, path) pairs:
-    never the values."""
-    patch = jsonpatch.make_patch(before, after)
-    return [(str(op["op"]), str(op["path"])) for op in patch]
+def operations(patch: jsonpatch.JsonPatch) -> list[tuple[str, str]]:
+    """A patch as (op, path) pairs: never the values."""
+    return [(str(op["op"]), str(op["path"])) for op in patch.patch]
 
 
-def _is_embedded(schema: values.Schema | None, root: bool) -> bool:
-    return root or bool(schema and schema.get("x-kubernetes-embedded-resource"))
+def _pointer(base: str, key: str | int) -> str:
+    return f"{base}/{str(key).replace('~', '~0').replace('/', '~1')}"
 
 
-def _prune(value: Any, schema: values.Schema | None, root: bool = False) -> None:
-    if schema is not None and schema.get("x-kubernetes-preserve-unknown-fields"):
-        _skip_prune(value, schema, root)
-        return
-    if isinstance(value, dict):
-        embedded = _is_embedded(schema, root)
-        for key in list(value):
-            if embedded and key in _META_FIELDS:
-                continue
-            child = values.property_schema(schema, key)
-            if child is not None:
-                _prune(value[key], child)
-            else:
-                del value[key]
-    elif isinstance(value, list):
-        items = values.item_schema(schema)
-        for item in value:
-            _prune(item, items)
-
-
-def _skip_prune(value: Any, schema: values.Schema, root: bool) -> None:
-    if isinstance(value, dict):
-        embedded = _is_embedded(schema, root)
-        for key, item in value.items():
-            if embedded and key in _META_FIELDS:
-                continue
-            child = values.property_schema(schema, key)
-            if child is not None:
-                _prune(item, child)
-    elif isinstance(value, list):
-        items = values.item_schema(schema)
-        if items is not None:
-            for item in value:
-                _skip_prune(item, items, False)
-
-
-def _drop_nulls(value: Any, schema: values.Schema | None) -> None:
-    if isinstance(value, dict):
-        for key in list(value):
-            child = values.property_schema(schema, key)
-            if (
-                value[key] is None
-                and child is not None
-                and not child.get("nullable")
-                and "default" not in child
-            ):
-                del value[key]
-            else:
-                _drop_nulls(value[key], child)
-    elif isinstance(value, list):
-        items = values.item_schema(schema)
-        for item in value:
-            _drop_nulls(item, items)
-
-
-def _coerce_embedded_metadata(value: Any, schema: values.Schema | None, root: bool) -> None:
+def _value(value: Any, schema: values.Schema | None, where: str, ops: list[Operation]) -> Any:
     if schema is None:
-        return
+        return value
     if isinstance(value, dict):
-        if not root and schema.get("x-kubernetes-embedded-resource"):
-            meta = value.get("metadata")
-            if isinstance(meta, dict):
-                for key in [k for k in meta if k not in _OBJECT_META_FIELDS]:
-                    del meta[key]
-        for key, item in value.items():
-            if root and key in _META_FIELDS:
-                continue
-            _coerce_embedded_metadata(item, values.property_schema(schema, key), False)
-    elif isinstance(value, list):
-        items = values.item_schema(schema)
-        for item in value:
-            _coerce_embedded_metadata(item, items, False)
+        return _object(value, schema, where, ops)
+    if isinstance(value, list):
+        return _list(value, schema, where, ops)
+    return value
 
 
-def _non_nullable_null(value: Any, schema: values.Schema | None) -> bool:
-    return value is None and schema is not None and not schema.get("nullable")
+def _object(
+    value: dict[str, Any],
+    schema: values.Schema,
+    where: str,
+    ops: list[Operation],
+    root: bool = False,
+) -> dict[str, Any]:
+    properties = schema.get("properties") or {}
+    additional = schema.get("additionalProperties")
+    additional = additional if isinstance(additional, dict) else None
+    preserve = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
+    embedded = root or bool(schema.get("x-kubernetes-embedded-resource"))
+    result: dict[str, Any] = {}
+    changed = False
+    for key, item in value.items():
+        here = _pointer(where, key)
+        if embedded and key in _META_FIELDS:
+            if key == "metadata" and not root and isinstance(item, dict):
+                item = _embedded_metadata(item, here, ops)
+                changed = changed or item is not value[key]
+            result[key] = item
+            continue
+        child = properties.get(key, additional)
+        if child is None:
+            if preserve:
+                result[key] = item
+            else:
+                ops.append({"op": "remove", "path": here})
+                changed = True
+            continue
+        if item is None and not child.get("nullable") and "default" not in child:
+            ops.append({"op": "remove", "path": here})
+            changed = True
+            continue
+        coerced = _value(item, child, here, ops)
+        changed = changed or coerced is not item
+        result[key] = coerced
+    for key, prop in properties.items():
+        default = prop.get("default")
+        if default is None:
+            continue
+        present = key in result
+        if present and not (result[key] is None and not prop.get("nullable")):
+            continue
+        here = _pointer(where, key)
+        filled = _value(copy.deepcopy(default), prop, here, [])
+        ops.append({"op": "replace" if present else "add", "path": here, "value": filled})
+        result[key] = filled
+        changed = True
+    if additional is not None and "default" in additional and not additional.get("nullable"):
+        for key, item in result.items():
+            if item is None and key not in properties:
+                here = _pointer(where, key)
+                filled = _value(copy.deepcopy(additional["default"]), additional, here, [])
+                ops.append({"op": "replace", "path": here, "value": filled})
+                result[key] = filled
+                changed = True
+    return result if changed else value
 
 
-def _default(value: Any, schema: values.Schema | None) -> None:
-    if schema is None:
-        return
-    if isinstance(value, dict):
-        properties = schema.get("properties") or {}
-        for key, prop in properties.items():
-            if "default" not in prop or prop["default"] is None:
-                continue
-            if key not in value or _non_nullable_null(value[key], prop):
-                value[key] = copy.deepcopy(prop["default"])
-        additional = schema.get("additionalProperties")
-        for key in list(value):
-            if key in properties:
-                _default(value[key], properties[key])
-            elif isinstance(additional, dict):
-                if _non_nullable_null(value[key], additional) and "default" in additional:
-                    value[key] = copy.deepcopy(additional["default"])
-                _default(value[key], additional)
-    elif isinstance(value, list):
-        items = values.item_schema(schema)
-        for i in range(len(value)):
-            if _non_nullable_null(value[i], items) and items and "default" in items:
-                value[i] = copy.deepcopy(items["default"])
-            _default(value[i], items)
+def _list(value: list[Any], schema: values.Schema, where: str, ops: list[Operation]) -> list[Any]:
+    items = values.item_schema(schema)
+    if items is None:
+        return value
+    result = []
+    changed = False
+    for i, item in enumerate(value):
+        here = _pointer(where, i)
+        if item is None and not items.get("nullable") and items.get("default") is not None:
+            filled = _value(copy.deepcopy(items["default"]), items, here, [])
+            ops.append({"op": "replace", "path": here, "value": filled})
+            result.append(filled)
+            changed = True
+            continue
+        coerced = _value(item, items, here, ops)
+        changed = changed or coerced is not item
+        result.append(coerced)
+    return result if changed else value
+
+
+def _embedded_metadata(meta: dict[str, Any], where: str, ops: list[Operation]) -> dict[str, Any]:
+    unknown = [key for key in meta if key not in _OBJECT_META_FIELDS]
+    if not unknown:
+        return meta
+    for key in unknown:
+        ops.append({"op": "remove", "path": _pointer(where, key)})
+    return {k: v for k, v in meta.items() if k in _OBJECT_META_FIELDS}

@@ -68,5 +68,23 @@ def item_schema(schema: Schema | None) -> Schema | None:
     return items if isinstance(items, Mapping) else None
 
 
+_USES: dict[tuple[int, str], tuple[Schema, bool]] = {}
+
+
+def uses(schema: Schema, keyword: str) -> bool:
+    """Whether ``keyword`` appears in ``schema`` or under its properties, items or
+    additionalProperties (cached per schema object, which the cache keeps alive)."""
+    key = (id(schema), keyword)
+    found = _USES.get(key)
+    if found is None:
+        children = [*(schema.get("properties") or {}).values()]
+        for name in ("items", "additionalProperties"):
+            if isinstance(schema.get(name), Mapping):
+                children.append(schema[name])
+        result = keyword in schema or any(uses(child, keyword) for child in children)
+        found = _USES[key] = (schema, result)
+    return found[1]
+
+
 def is_plain_key(key: str) -> bool:
     return bool(_PLAIN_KEY.match(key))
