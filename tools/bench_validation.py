@@ -88,7 +88,7 @@ def prometheus_objects(count: int, namespace: str) -> Iterator[dict[str, Any]]:
                     "value": "monitoring",
                     "effect": "NoSchedule",
                 }
-            ],  # fmt: skip
+            ],
             "remoteWrite": [
                 {
                     "url": f"https://metrics-{i % 5}.example.com/api/v1/write",
