@@ -24,17 +24,34 @@ JSON = dict[str, Any]
 Path = tuple[str, ...]  # property names; "[]" for array items, "*" for map values
 
 NAMES = ("alpha", "beta", "gamma", "delta", "mode", "size", "tags", "items")
-WORDS = ("a", "b", "ab", "red", "green", "blue", "Fast", "x-1", "", "zz9")
-FORMATS = ("uuid", "date-time", "date", "duration", "byte", "ipv4", "cidr", "hostname")
+WORDS = ("a", "b", "ab", "red", "green", "blue", "Fast", "x-1", "", "zz9", "héllo", "日本")
+FORMATS = (
+    *("uuid", "date-time", "date", "duration", "byte", "ipv4", "cidr", "hostname"),
+    *("email", "uri", "k8s-short-name", "int32", "password"),
+)
 FORMAT_VALUES = {
-    "uuid": ("0f8fad5b-d9cb-469f-a165-70867728950e", "not-a-uuid"),
-    "date-time": ("2024-01-02T03:04:05Z", "yesterday"),
-    "date": ("2024-02-28", "2024-02-31"),
-    "duration": ("1h30m", "3 days", "forever"),
-    "byte": ("aGVsbG8=", "!!"),
-    "ipv4": ("10.0.0.1", "999.1.1.1"),
-    "cidr": ("10.0.0.0/8", "10.0.0.0/99"),
-    "hostname": ("a.example.com", "-bad_host-"),
+    "uuid": (
+        "0f8fad5b-d9cb-469f-a165-70867728950e",
+        "not-a-uuid",
+        "0F8FAD5BD9CB469FA16570867728950E",
+    ),
+    "date-time": (
+        "2024-01-02T03:04:05Z",
+        "yesterday",
+        "2024-01-02T03:04:05",
+        "2024-01-02 03:04:05Z",
+        "2024-01-02T25:00:00Z",
+        "2024-01-02t03:04:05.123+01:00",
+    ),
+    "date": ("2024-02-28", "2024-02-31", "2024-2-28"),
+    "duration": ("1h30m", "3 days", "forever", "1.5h", "-1s", "10 hours", "1d", "5"),
+    "byte": ("aGVsbG8=", "!!", "aGVsbG8", ""),
+    "ipv4": ("10.0.0.1", "999.1.1.1", "010.0.0.1", "::1", "1.2.3"),
+    "cidr": ("10.0.0.0/8", "10.0.0.0/99", "10.0.0.1/8", "::/0", "010.0.0.0/8"),
+    "email": ("a@b.c", "no-at", "A <a@b.c>", "a@b", "a b@c.d", "a@b@c"),
+    "uri": ("http://x/y", "not a uri", "/path", "mailto:x@y", "x:", "1x:y", "http://a%zz"),
+    "k8s-short-name": ("abc", "Not_A_Name", "a-", "a" * 64, "0a"),
+    "hostname": ("a.example.com", "-bad_host-", "a_b", "ab", "1.2.3.4", "a..b", "xn--d1a.b"),
 }
 
 
@@ -199,7 +216,7 @@ CEL_TEMPLATES: dict[str, tuple[str, ...]] = {
     "integer": ("self <= 5", "self >= oldSelf", "self % 2 == 0", "self != 3"),
     "number": ("self <= 5.0", "self >= 0.0"),
     "boolean": ("self", "self == oldSelf"),
-    "object": ("self.size() <= 1", "has(self.alpha) || !has(self.beta)", "self == oldSelf"),
+    "object": ("self.size() <= 1", "has(self.{a}) || !has(self.{b})", "self == oldSelf"),
     "array": ("self.size() <= 2", "self.all(x, x == self[0])", "self == oldSelf"),
     "int-or-string": ("type(self) == int", "type(self) == string || self <= 5"),
 }
@@ -209,23 +226,25 @@ def _edit(draw: st.DrawFn, spec: JSON) -> tuple[str, Path] | None:
     """Apply one edit to ``spec`` in place; return (what, path) or None when none fits."""
     path, node = draw(st.sampled_from(list(nodes(spec))[1:] or [((), spec)]))
     kind = _type_of(node)
-    choices = ["rule", "nullable"]
+    choices: list[str] = []
     if kind == "string":
-        choices += ["maxLength", "enum", "pattern", "format", "type", "default"]
+        choices += ["maxLength", "enum", "pattern", "format", "type", "default", "nullable"]
     elif kind in ("integer", "number"):
-        choices += ["maximum", "minimum", "type", "default", "allOf"]
+        choices += ["maximum", "minimum", "type", "default", "allOf", "nullable"]
         if kind == "integer":
             choices += ["multipleOf", "int-or-string"]
     elif kind == "int-or-string":
-        choices += ["type"]
+        choices += ["type", "nullable"]
     elif kind == "object":
         if node.get("properties"):
-            choices += ["required", "remove", "preserve", "anyOf", "embedded", "default-child"]
+            choices += ["required", "remove", "remove", "preserve", "anyOf", "embedded"]
+            choices += ["default-child", "default-child"]
         else:
             choices += ["maxProperties"]
     elif kind == "array":
         choices += ["maxItems", "list-type"]
-    what = draw(st.sampled_from(choices))
+    # CEL rules in about a third of the edits
+    what = draw(st.sampled_from(choices)) if choices and draw(st.integers(0, 2)) else "rule"
     if _is_map_list_item(spec, path) and what in ("type", "nullable", "default", "int-or-string"):
         return None
     if what == "remove" and any(
@@ -319,7 +338,13 @@ def _edit(draw: st.DrawFn, spec: JSON) -> tuple[str, Path] | None:
         templates = CEL_TEMPLATES.get(kind)
         if not templates:
             return None
-        rule: JSON = {"rule": draw(st.sampled_from(templates))}
+        names = sorted(node.get("properties") or {}) or ["alpha"]
+        text = draw(st.sampled_from(templates))
+        if "{a}" in text:
+            if not node.get("properties"):
+                return None
+            text = text.format(a=draw(st.sampled_from(names)), b=draw(st.sampled_from(names)))
+        rule: JSON = {"rule": text}
         extra = draw(st.sampled_from(("", "message", "messageExpression", "reason")))
         if extra == "message":
             rule["message"] = "must hold"
@@ -443,9 +468,9 @@ def values_for(schema: JSON, valid: bool = False, depth: int = 0) -> st.SearchSt
                 if "multipleOf" in schema
                 else st.integers(low + 1, max(low + 1, high - 1))
             )
-        return st.integers(-4, 14)
+        return st.one_of(st.integers(-4, 14), st.just(4.0))
     if kind == "number":
-        return st.just(0.5) if valid else st.sampled_from((0.5, 2.5, -2.5, 7, 12.25))
+        return st.just(0.5) if valid else st.sampled_from((0.5, 2.5, -2.5, 7, 12.25, 2.0))
     if kind == "boolean":
         return st.booleans()
     if kind == "int-or-string":

@@ -12,8 +12,8 @@ refused, and the object a GET returns.
 ``UG_DIFFERENTIAL_CASES`` (default 60) and ``UG_DIFFERENTIAL_SECONDS`` (default 180: no
 new case starts after that) bound the run; ``UG_DIFFERENTIAL_SEED`` picks the cases;
 ``UG_DIFFERENTIAL_REPORT=path`` writes the counts and every disagreement as JSON.
-Disagreements found are kept as rows in ``tests/validation/test_regressions.py``, which
-replays them here too.
+Disagreements found are kept as rows in ``tests/validation_rows.py``: replayed here, and on
+the validator alone by ``tests/validation/test_regressions.py``.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from upgrade_guard.crd import Crd
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import load_documents
 from upgrade_guard.validation import judge
-from validation.regressions import REGRESSIONS
+from validation_rows import REGRESSIONS
 
 KUBE_VERSION = (1, 35)
 CASES = int(os.environ.get("UG_DIFFERENTIAL_CASES", "60"))
@@ -90,7 +90,8 @@ def generate(corpus: list[Any]) -> list[Case]:
         collected.append(case)
 
     collect()
-    return collected[:CASES]
+    unique = {json.dumps([c.old, c.new, c.objects], sort_keys=True): c for c in collected}
+    return list(unique.values())[:CASES]
 
 
 # Running one case -------------------------------------------------------------------------
@@ -153,6 +154,11 @@ class Tally:
             )
 
 
+def _reason(message: str) -> str:
+    """A CRD refusal without the object name: the start of its field errors."""
+    return message.partition(" is invalid: ")[2][:90]
+
+
 def _content(obj: Any) -> Any:
     return {k: v for k, v in obj.items() if k != "metadata"}
 
@@ -195,7 +201,8 @@ def _changed_field(case: Case, i: int, current: dict[str, Any]) -> dict[str, Any
     return None
 
 
-def run_case(kube: Kube, case: Case, index: int, namespace: str, tally: Tally) -> None:
+def run_case(kube: Kube, case: Case, index: int, namespace: str, tally: Tally) -> str:
+    """Run one case; return "ran", or why its CRDs left nothing to compare."""
     plural = f"vt{index}x{secrets.token_hex(3)}s"
     old_crd = crd_body(plural, [version_entry("v1", root_schema(case.old))])
     new_crd = with_marker(crd_body(plural, [version_entry("v1", root_schema(case.new))]), "new")
@@ -203,8 +210,8 @@ def run_case(kube: Kube, case: Case, index: int, namespace: str, tally: Tally) -
     applied = trial.apply_crd(old_crd)
     if not applied.allowed:
         with tally.lock:
-            tally.skipped["old CRD refused"] += 1
-        return
+            tally.skipped["old CRD refused: " + _reason(applied.message)] += 1
+        return "old CRD refused"
     api_version = f"{old_crd['spec']['group']}/v1"
     kind = old_crd["spec"]["names"]["kind"]
     old_judge = judge.Judge(
@@ -223,12 +230,12 @@ def run_case(kube: Kube, case: Case, index: int, namespace: str, tally: Tally) -
             stored[f"o{i}"] = attempt.object
     try:
         if not stored:
-            return
+            return "ran"
         updated = trial.apply_crd(new_crd)
         if not updated.allowed:
             with tally.lock:
-                tally.skipped["new CRD refused"] += 1
-            return
+                tally.skipped["new CRD refused: " + _reason(updated.message)] += 1
+            return "new CRD refused"
         schema = new_crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
         new_judge = judge.Judge(schema, KUBE_VERSION)
         for name, before in stored.items():
@@ -238,6 +245,7 @@ def run_case(kube: Kube, case: Case, index: int, namespace: str, tally: Tally) -
             _observe_writes(trial, case, i, name, new_judge, tally)
     finally:
         trial.delete_crd()
+    return "ran"
 
 
 def _observe_writes(
@@ -289,9 +297,9 @@ def test_validator_agrees_with_apiserver(cluster: Cluster) -> None:
             with tally.lock:
                 tally.skipped["time bound reached"] += 1
             return
-        run_case(cluster.admin, case, index, namespace, tally)
-        with tally.lock:
-            ran[source] += 1
+        if run_case(cluster.admin, case, index, namespace, tally) == "ran":
+            with tally.lock:
+                ran[source] += 1
 
     work = [(i, c, "regression") for i, c in enumerate(replayed)]
     work += [(len(replayed) + i, c, "generated") for i, c in enumerate(generated)]

@@ -25,4 +25,32 @@ class Regression:
         return Case(self.old, self.new, [], [self.stored], [self.stored])
 
 
-REGRESSIONS: tuple[Regression, ...] = ()
+_NULLABLE_ENUM = {
+    "type": "object",
+    "properties": {"beta": {"type": "string", "nullable": True, "enum": ["ab", "green"]}},
+}
+
+REGRESSIONS: tuple[Regression, ...] = (
+    Regression(
+        "null-in-nullable-enum",
+        old=_NULLABLE_ENUM,
+        new=_NULLABLE_ENUM,
+        stored={"beta": None},
+        op="CREATE under old",
+        refused=True,
+        why="nullable lets null pass the type check, not the enum: the apiserver refuses"
+        " null unless the enum lists it (seed 7); the validator skipped every check on null",
+    ),
+    Regression(
+        "null-in-nullable-enum-listed",
+        old={
+            "type": "object",
+            "properties": {"beta": {**_NULLABLE_ENUM["properties"]["beta"], "enum": ["ab", None]}},
+        },
+        new=_NULLABLE_ENUM,
+        stored={"beta": None},
+        op="CREATE under old",
+        refused=False,
+        why="the allowed side of the row above: null listed in the enum",
+    ),
+)
