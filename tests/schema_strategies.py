@@ -216,7 +216,7 @@ CEL_TEMPLATES: dict[str, tuple[str, ...]] = {
     "integer": ("self <= 5", "self >= oldSelf", "self % 2 == 0", "self != 3"),
     "number": ("self <= 5.0", "self >= 0.0"),
     "boolean": ("self", "self == oldSelf"),
-    "object": ("self.size() <= 1", "has(self.{a}) || !has(self.{b})", "self == oldSelf"),
+    "object": ("has(self.{a}) || !has(self.{b})", "self == oldSelf"),
     "array": ("self.size() <= 2", "self.all(x, x == self[0])", "self == oldSelf"),
     "int-or-string": ("type(self) == int", "type(self) == string || self <= 5"),
 }
@@ -224,7 +224,7 @@ CEL_TEMPLATES: dict[str, tuple[str, ...]] = {
 
 def _edit(draw: st.DrawFn, spec: JSON) -> tuple[str, Path] | None:
     """Apply one edit to ``spec`` in place; return (what, path) or None when none fits."""
-    path, node = draw(st.sampled_from(list(nodes(spec))[1:] or [((), spec)]))
+    path, node = draw(st.sampled_from(list(nodes(spec))))
     kind = _type_of(node)
     choices: list[str] = []
     if kind == "string":
@@ -238,7 +238,9 @@ def _edit(draw: st.DrawFn, spec: JSON) -> tuple[str, Path] | None:
     elif kind == "object":
         if node.get("properties"):
             choices += ["required", "remove", "remove", "preserve", "anyOf", "embedded"]
-            choices += ["default-child", "default-child"]
+            choices += ["default-child", "default-child", "map-type"]
+            if path:
+                choices += ["default-object"]
         else:
             choices += ["maxProperties"]
     elif kind == "array":
@@ -324,6 +326,11 @@ def _edit(draw: st.DrawFn, spec: JSON) -> tuple[str, Path] | None:
                 child["default"] = value
                 return what, (*path, name)
         return None
+    elif what == "map-type":
+        if node.pop("x-kubernetes-map-type", None) is None:
+            node["x-kubernetes-map-type"] = "atomic"
+    elif what == "default-object":
+        node["default"] = {}
     elif what == "maxProperties":
         node["maxProperties"] = draw(st.integers(0, 1))
     elif what == "maxItems":
@@ -349,7 +356,7 @@ def _edit(draw: st.DrawFn, spec: JSON) -> tuple[str, Path] | None:
         if extra == "message":
             rule["message"] = "must hold"
         elif extra == "messageExpression":
-            rule["messageExpression"] = "'rule failed at ' + string(1)"
+            rule["messageExpression"] = "'rule failed: ' + string(1)"
         elif extra == "reason":
             rule["reason"] = draw(st.sampled_from(("FieldValueForbidden", "FieldValueRequired")))
         node["x-kubernetes-validations"] = [rule]
@@ -503,7 +510,18 @@ def _object_values(schema: JSON, depth: int) -> st.SearchStrategy[Any]:
         if schema.get("x-kubernetes-preserve-unknown-fields") and draw(st.booleans()):
             value["extra"] = draw(st.sampled_from(("x", 1, {"k": "v"})))
         if schema.get("x-kubernetes-embedded-resource") and draw(st.booleans()):
-            value.update(apiVersion="v1", kind="ConfigMap", metadata={"name": "x"})
+            value.update(apiVersion="v1", kind="ConfigMap")
+            value["metadata"] = draw(
+                st.sampled_from(
+                    (
+                        {"name": "x"},
+                        {"name": "x", "bogus": "y"},
+                        {"name": "a/b"},
+                        {"labels": {"ok": "v", "bad key": "v"}},
+                        {"name": "x", "namespace": "Bad_NS"},
+                    )
+                )
+            )
         if draw(st.integers(0, 9)) == 0:
             value[draw(st.sampled_from(NAMES))] = None
         return value

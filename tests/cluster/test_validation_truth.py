@@ -9,7 +9,7 @@ UPDATE it touching only a label, and UPDATE it with the edited field changed. Th
 validator (:mod:`upgrade_guard.validation.judge`) must predict every answer: accepted or
 refused, and the object a GET returns.
 
-``UG_DIFFERENTIAL_CASES`` (default 60) and ``UG_DIFFERENTIAL_SECONDS`` (default 180: no
+``UG_DIFFERENTIAL_CASES`` (default 300) and ``UG_DIFFERENTIAL_SECONDS`` (default 300: no
 new case starts after that) bound the run; ``UG_DIFFERENTIAL_SEED`` picks the cases;
 ``UG_DIFFERENTIAL_REPORT=path`` writes the counts and every disagreement as JSON.
 Disagreements found are kept as rows in ``tests/validation_rows.py``: replayed here, and on
@@ -21,6 +21,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import secrets
 import threading
 import time
@@ -44,8 +45,8 @@ from upgrade_guard.validation import judge
 from validation_rows import REGRESSIONS
 
 KUBE_VERSION = (1, 35)
-CASES = int(os.environ.get("UG_DIFFERENTIAL_CASES", "60"))
-SECONDS = float(os.environ.get("UG_DIFFERENTIAL_SECONDS", "180"))
+CASES = int(os.environ.get("UG_DIFFERENTIAL_CASES", "300"))
+SECONDS = float(os.environ.get("UG_DIFFERENTIAL_SECONDS", "300"))
 SEED = int(os.environ.get("UG_DIFFERENTIAL_SEED", "20261130"))
 CORPUS_PROJECTS = ("istio", "prometheus-operator", "cert-manager", "kyverno")
 STATUS = {"type": "object", "properties": {"note": {"type": "string"}}}
@@ -156,7 +157,10 @@ class Tally:
 
 def _reason(message: str) -> str:
     """A CRD refusal without the object name: the start of its field errors."""
-    return message.partition(" is invalid: ")[2][:90]
+    text = message.partition(" is invalid: ")[2]
+    return re.sub(r"(spec\.validation\.openAPIV3Schema|\.?properties\[\w+\]|\.items)", "", text)[
+        :100
+    ]
 
 
 def _content(obj: Any) -> Any:

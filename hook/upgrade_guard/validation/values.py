@@ -36,15 +36,36 @@ def scalar_key(value: Any) -> tuple[str, Any]:
 
 
 def child(path: str, key: str) -> str:
-    return f"{path}.{key}" if path else key
+    """The path of property ``key``: ``.key``, or ``["key"]`` when not a plain name."""
+    if _PLAIN_KEY.match(key):
+        return f"{path}.{key}" if path else key
+    return f"{path}[{json.dumps(key)}]"
 
 
 def keyed(path: str, key: str) -> str:
-    return f"{path}[{key}]"
+    """The path of a map value: ``path["key"]``."""
+    return f"{path}[{json.dumps(key)}]"
 
 
 def indexed(path: str, index: int) -> str:
     return f"{path}[{index}]"
+
+
+_STEP = re.compile(r'\.?([A-Za-z_][A-Za-z0-9_]*)|\[(\d+)\]|\[("(?:[^"\\]|\\.)*")\]')
+
+
+def steps(path: str) -> list[str | int]:
+    """A path back to its steps: names and map keys as str, list indices as int."""
+    found: list[str | int] = []
+    for match in _STEP.finditer(path):
+        name, index, quoted = match.groups()
+        if name is not None:
+            found.append(name)
+        elif index is not None:
+            found.append(int(index))
+        else:
+            found.append(str(json.loads(quoted)))
+    return found
 
 
 def property_schema(schema: Schema | None, key: str) -> Schema | None:

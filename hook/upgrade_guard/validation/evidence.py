@@ -1,0 +1,221 @@
+"""Evidence from stored objects for the findings that depend on data.
+
+A schema diff says what could break; the stored objects say what will. For each CRD
+version with such findings, every stored object (streamed: only counters and a handful of
+names are kept) is judged by the new schema (:mod:`judge`), and each finding is matched
+with what the object would suffer at the finding's path:
+
+* **confirmed**: at least one object would be refused on CREATE there (a restore, a move
+  to another cluster) or reads back changed there (pruned, defaulted). A ratcheted
+  warning becomes an error: the object can no longer be created as it is, nor that
+  field be edited. The note gives the count and at most a few names;
+* **not affected**: every object was checked and none is: an error becomes a warning
+  (a strict policy keeps it an error), with the count checked;
+* **not checkable**: the listing stopped at its limit, or could not be made, or a CEL
+  rule there could not be evaluated; the finding stays as it is and says why.
+
+Objects that would fail their next write (UPDATE or /status) for a reason no finding names
+are counted too. Reports carry names and schema paths, never object values.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from upgrade_guard.findings import Finding, Severity
+
+from . import values
+from .judge import Judge
+from .violations import Violation
+
+# Rules whose harm depends on what objects hold. The others are about the CRD itself
+# (versions, names, scope) or about merges (map-type), which no stored value decides.
+DATA_RULES = frozenset(
+    {
+        *("UG201", "UG202", "UG204", "UG205", "UG206", "UG207", "UG208", "UG209"),
+        *("UG210", "UG211", "UG212", "UG213", "UG214", "UG216", "UG217", "UG218", "UG219"),
+    }
+)
+NAMES_SHOWN = 3
+_SEGMENT = re.compile(r'\[\]|\*|\["(?:[^"\\]|\\.)*"\]|[^.\[\]]+')
+
+
+def schema_segments(path: str | None) -> tuple[str, ...]:
+    """A finding's path (``spec.containers[].name``, ``spec.labels.*``) as segments, with
+    ``[]`` for array items and ``*`` for map values."""
+    if path in (None, "."):
+        return ()
+    found = []
+    for token in _SEGMENT.findall(str(path)):
+        found.append(str(json.loads(token[1:-1])) if token.startswith('["') else token)
+    return tuple(found)
+
+
+def value_segments(schema: values.Schema, steps: Iterable[str | int]) -> tuple[str, ...]:
+    """The schema segments of a value's location (its steps), following ``schema``."""
+    node: values.Schema | None = schema
+    found: list[str] = []
+    for step in steps:
+        if isinstance(step, int):
+            found.append("[]")
+            node = values.item_schema(node)
+            continue
+        properties = (node or {}).get("properties") or {}
+        additional = (node or {}).get("additionalProperties")
+        if step not in properties and isinstance(additional, dict):
+            found.append("*")
+            node = additional
+        else:  # a property, or a field the schema no longer declares (pruned)
+            found.append(step)
+            node = properties.get(step)
+    return tuple(found)
+
+
+def _pointer_steps(pointer: str, obj: Any) -> list[str | int]:
+    """An RFC 6901 pointer into ``obj`` as steps (list indices as int)."""
+    steps: list[str | int] = []
+    node = obj
+    for raw in pointer.split("/")[1:]:
+        key = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and key.isdigit():
+            steps.append(int(key))
+            node = node[int(key)] if int(key) < len(node) else None
+        else:
+            steps.append(key)
+            node = node.get(key) if isinstance(node, dict) else None
+    return steps
+
+
+def _within(location: tuple[str, ...], finding: tuple[str, ...]) -> bool:
+    return location[: len(finding)] == finding
+
+
+@dataclass
+class Tally:
+    """What the objects showed for one finding."""
+
+    affected: int = 0
+    writes_fail: int = 0  # of the affected, those whose label UPDATE or /status fails too
+    names: list[str] = field(default_factory=list)
+    not_evaluated: set[str] = field(default_factory=set)
+
+
+@dataclass
+class VersionEvidence:
+    """Stored objects judged by one new CRD version's schema, for its data findings."""
+
+    judge: Judge
+    findings: list[Finding]
+    checked: int = 0
+    tallies: dict[int, Tally] = field(default_factory=dict)
+    unpredicted: int = 0  # objects whose next write fails where no finding points
+    unpredicted_names: list[str] = field(default_factory=list)
+
+    def add(self, obj: Mapping[str, Any]) -> None:
+        stored = dict(obj)
+        found = self.judge.judge(stored)
+        self.checked += 1
+        name = _name(stored)
+        created = self._locations(found.create.violations)
+        read = {
+            value_segments(self.judge.schema, _pointer_steps(path, stored))
+            for _, path in found.read_changes
+        }
+        writes = self._locations(found.update.violations + found.status.violations)
+        unevaluated = {
+            value_segments(self.judge.schema, values.steps(n.path)): n.rule
+            for n in found.create.not_evaluated
+        }
+        for index, finding in enumerate(self.findings):
+            target = schema_segments(finding.path)
+            tally = self.tallies.setdefault(index, Tally())
+            tally.not_evaluated.update(
+                rule for where, rule in unevaluated.items() if _within(where, target)
+            )
+            hit = any(_within(where, target) for where in created | read)
+            if not hit:
+                continue
+            tally.affected += 1
+            tally.writes_fail += any(_within(where, target) for where in writes)
+            if len(tally.names) < NAMES_SHOWN:
+                tally.names.append(name)
+        targets = [schema_segments(f.path) for f in self.findings]
+        if any(not any(_within(w, t) for t in targets) for w in writes):
+            self.unpredicted += 1
+            if len(self.unpredicted_names) < NAMES_SHOWN:
+                self.unpredicted_names.append(name)
+
+    def _locations(self, violations: Iterable[Violation]) -> set[tuple[str, ...]]:
+        return {value_segments(self.judge.schema, values.steps(v.path)) for v in violations}
+
+
+def judged(
+    stored: Iterable[Mapping[str, Any]],
+    versions: Mapping[str, VersionEvidence],
+) -> None:
+    """Feed every stored object to every version's evidence (one pass, streamed)."""
+    for obj in stored:
+        for evidence in versions.values():
+            evidence.add(obj)
+
+
+def classify(
+    finding: Finding,
+    tally: Tally | None,
+    checked: int,
+    *,
+    complete: bool,
+    strict: bool,
+    kind: str,
+) -> Finding:
+    """``finding`` with its evidence: ``complete`` when every stored object was checked."""
+    if tally is not None and tally.affected:
+        shown = ", ".join(tally.names) + (", ..." if tally.affected > len(tally.names) else "")
+        of = f"{checked:,}" if complete else f"the first {checked:,}"
+        what = f"{tally.affected:,} of {of} {kind} affected: {shown}"
+        if tally.writes_fail:
+            what += f"; {tally.writes_fail:,} of them also fail their next update"
+        else:
+            what += (
+                f"; refused on CREATE and on any change of {finding.path};"
+                " other updates pass by ratcheting"
+                if finding.code not in ("UG201", "UG212", "UG216", "UG219")
+                else "; they read back changed"
+            )
+        severity = finding.severity
+        if severity is Severity.WARNING and any(n.startswith("ratcheted") for n in finding.notes):
+            severity = Severity.ERROR
+        return replace(finding, severity=severity, notes=(*finding.notes, f"evidence: {what}"))
+    if tally is not None and tally.not_evaluated:
+        rule = sorted(tally.not_evaluated)[0]
+        return _note(finding, f"not checkable: rule not evaluated here: {rule}")
+    if not complete:
+        return _note(
+            finding, f"not checkable: stopped at the limit of {checked:,} {kind}, none affected"
+        )
+    severity = finding.severity
+    if severity is Severity.ERROR and not strict:
+        severity = Severity.WARNING
+    kept = " (strict policy: still an error)" if strict else ""
+    return replace(
+        finding,
+        severity=severity,
+        notes=(*finding.notes, f"evidence: no stored object affected ({checked:,} checked){kept}"),
+    )
+
+
+def not_checkable(finding: Finding, why: str) -> Finding:
+    return _note(finding, f"not checkable: {why}")
+
+
+def _note(finding: Finding, text: str) -> Finding:
+    return replace(finding, notes=(*finding.notes, f"evidence: {text}"))
+
+
+def _name(obj: Mapping[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    return "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p)

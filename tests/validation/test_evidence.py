@@ -1,0 +1,162 @@
+"""Evidence for data-dependent findings: each classification beside the nearest other."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from upgrade_guard.findings import Finding, Severity
+from upgrade_guard.validation import evidence, judge
+
+STR: dict[str, Any] = {"type": "string"}
+
+
+def schema(spec: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"spec": {"type": "object", "properties": spec}}}
+
+
+def obj(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "g.io/v1",
+        "kind": "Thing",
+        "metadata": {"name": name, "namespace": "ns"},
+        "spec": spec,
+    }
+
+
+def finding(code: str, path: str, severity: Severity = Severity.ERROR, *notes: str) -> Finding:
+    return Finding(code, "rule", severity, "things.g.io", "v1", path, "message", notes=notes)
+
+
+def judged(new: dict[str, Any], found: Finding, objects: list[dict[str, Any]]) -> Finding:
+    collected = evidence.VersionEvidence(judge.Judge(schema(new), (1, 35)), [found])
+    for item in objects:
+        collected.add(item)
+    return evidence.classify(
+        found,
+        collected.tallies.get(0),
+        collected.checked,
+        complete=True,
+        strict=False,
+        kind="things",
+    )
+
+
+ENUM = {"mode": {**STR, "enum": ["Full"]}}
+RATCHETED = "ratcheted on Kubernetes 1.35: updates that leave spec.mode unchanged pass"
+
+
+@pytest.mark.parametrize(
+    ("found", "new", "objects", "severity", "note"),
+    [
+        pytest.param(
+            finding("UG207", "spec.mode", Severity.WARNING, RATCHETED),
+            ENUM,
+            [obj("a", {"mode": "Snapshot"}), obj("b", {"mode": "Full"})],
+            Severity.ERROR,
+            "evidence: 1 of 2 things affected: ns/a; refused on CREATE and on any change of"
+            " spec.mode; other updates pass by ratcheting",
+            id="confirmed-ratcheted-becomes-error",
+        ),
+        pytest.param(
+            finding("UG207", "spec.mode", Severity.WARNING, RATCHETED),
+            ENUM,
+            [obj("b", {"mode": "Full"}), obj("c", {})],
+            Severity.WARNING,
+            "evidence: no stored object affected (2 checked)",
+            id="not-affected-stays-warning",
+        ),
+        pytest.param(
+            finding("UG207", "spec.mode"),
+            ENUM,
+            [obj("b", {"mode": "Full"})],
+            Severity.WARNING,
+            "evidence: no stored object affected (1 checked)",
+            id="not-affected-error-becomes-warning",
+        ),
+        pytest.param(
+            finding("UG201", "spec.legacy"),
+            {},
+            [obj("a", {"legacy": "x"}), obj("b", {})],
+            Severity.ERROR,
+            "evidence: 1 of 2 things affected: ns/a; they read back changed",
+            id="confirmed-pruned",
+        ),
+        pytest.param(
+            finding("UG201", "spec.legacy"),
+            {},
+            [obj("b", {})],
+            Severity.WARNING,
+            "evidence: no stored object affected (1 checked)",
+            id="nothing-to-prune",
+        ),
+        pytest.param(
+            finding("UG202", "spec.owner"),
+            {"owner": STR},
+            [obj("a", {})],
+            Severity.ERROR,
+            "evidence: 1 of 1 things affected: ns/a; refused on CREATE and on any change of"
+            " spec.owner; other updates pass by ratcheting",
+            id="required-confirmed",
+        ),
+    ],
+)
+def test_classification(
+    found: Finding,
+    new: dict[str, Any],
+    objects: list[dict[str, Any]],
+    severity: Severity,
+    note: str,
+) -> None:
+    spec = schema(new)["properties"]["spec"]
+    if found.code == "UG202":
+        spec["required"] = ["owner"]
+        new_schema = {"type": "object", "properties": {"spec": spec}}
+        collected = evidence.VersionEvidence(judge.Judge(new_schema, (1, 35)), [found])
+        for item in objects:
+            collected.add(item)
+        result = evidence.classify(
+            found, collected.tallies.get(0), collected.checked, complete=True, strict=False,
+            kind="things",
+        )  # fmt: skip
+    else:
+        result = judged(new, found, objects)
+    assert result.severity is severity
+    assert result.notes[-1] == note
+
+
+def test_strict_keeps_the_error() -> None:
+    found = finding("UG207", "spec.mode")
+    result = evidence.classify(
+        found, evidence.Tally(), 4, complete=True, strict=True, kind="things"
+    )
+    assert result.severity is Severity.ERROR
+    assert result.notes[-1].endswith("(4 checked) (strict policy: still an error)")
+
+
+def test_limit_reached_is_not_checkable() -> None:
+    found = finding("UG207", "spec.mode")
+    result = evidence.classify(
+        found, evidence.Tally(), 500, complete=False, strict=False, kind="things"
+    )
+    assert result.severity is Severity.ERROR
+    assert "not checkable: stopped at the limit of 500 things" in result.notes[-1]
+
+
+def test_no_object_values_in_notes() -> None:
+    found = judged(ENUM, finding("UG207", "spec.mode"), [obj("a", {"mode": "SecretValue"})])
+    assert not any("SecretValue" in n for n in found.notes)
+
+
+@pytest.mark.parametrize(
+    ("path", "segments"),
+    [
+        (".", ()),
+        ("spec.containers[].ports[].name", ("spec", "containers", "[]", "ports", "[]", "name")),
+        ("spec.labels.*", ("spec", "labels", "*")),
+        ('spec["a.b"].c', ("spec", "a.b", "c")),
+    ],
+)
+def test_schema_segments(path: str, segments: tuple[str, ...]) -> None:
+    assert evidence.schema_segments(path) == segments
