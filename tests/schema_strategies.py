@@ -356,7 +356,7 @@ def _edit(draw: st.DrawFn, spec: JSON) -> tuple[str, Path] | None:
         if extra == "message":
             rule["message"] = "must hold"
         elif extra == "messageExpression":
-            rule["messageExpression"] = "'rule failed: ' + string(1)"
+            rule["messageExpression"] = "'must hold'"
         elif extra == "reason":
             rule["reason"] = draw(st.sampled_from(("FieldValueForbidden", "FieldValueRequired")))
         node["x-kubernetes-validations"] = [rule]

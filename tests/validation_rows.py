@@ -11,6 +11,20 @@ from typing import Any
 from schema_strategies import Case
 
 
+def root_schema(spec: dict[str, Any]) -> dict[str, Any]:
+    """The root schema every differential case's CRD has around its ``spec`` schema."""
+    return {
+        "type": "object",
+        "properties": {
+            "apiVersion": {"type": "string"},
+            "kind": {"type": "string"},
+            "metadata": {"type": "object"},
+            "spec": spec,
+            "status": {"type": "object", "properties": {"note": {"type": "string"}}},
+        },
+    }
+
+
 @dataclass(frozen=True)
 class Regression:
     key: str
@@ -31,7 +45,37 @@ _NULLABLE_ENUM = {
     "properties": {"beta": {"type": "string", "nullable": True, "enum": ["ab", "green"]}},
 }
 
+_PORT = {
+    "type": "object",
+    "properties": {
+        "port": {
+            "type": "integer",
+            "x-kubernetes-validations": [{"rule": "0 < self && self <= 65535"}],
+        }
+    },
+}
+
 REGRESSIONS: tuple[Regression, ...] = (
+    Regression(
+        "integral-float-in-integer-read-by-a-rule",
+        old=_PORT,
+        new=_PORT,
+        stored={"port": 4.0},
+        op="CREATE under old",
+        refused=True,
+        why="4.0 passes OpenAPI's integer check, but a rule reading it fails ('invalid data,"
+        " expected int, got float64'; seed 20261130, an istio port rule): the validator"
+        " converted it to 4",
+    ),
+    Regression(
+        "integer-read-by-a-rule",
+        old=_PORT,
+        new=_PORT,
+        stored={"port": 4},
+        op="CREATE under old",
+        refused=False,
+        why="the allowed side of the row above",
+    ),
     Regression(
         "null-in-nullable",
         old=_NULLABLE,

@@ -42,27 +42,13 @@ from upgrade_guard.crd import Crd
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import load_documents
 from upgrade_guard.validation import judge
-from validation_rows import REGRESSIONS
+from validation_rows import REGRESSIONS, root_schema
 
 KUBE_VERSION = (1, 35)
 CASES = int(os.environ.get("UG_DIFFERENTIAL_CASES", "300"))
 SECONDS = float(os.environ.get("UG_DIFFERENTIAL_SECONDS", "300"))
 SEED = int(os.environ.get("UG_DIFFERENTIAL_SEED", "20261130"))
 CORPUS_PROJECTS = ("istio", "prometheus-operator", "cert-manager", "kyverno")
-STATUS = {"type": "object", "properties": {"note": {"type": "string"}}}
-
-
-def root_schema(spec: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": STATUS,
-        },
-    }
 
 
 def load_corpus_rules() -> list[Any]:

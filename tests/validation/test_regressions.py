@@ -6,22 +6,9 @@ from __future__ import annotations
 import pytest
 
 from upgrade_guard.validation import judge
-from validation_rows import REGRESSIONS, Regression
+from validation_rows import REGRESSIONS, Regression, root_schema
 
 KUBE_VERSION = (1, 35)
-
-
-def _root(spec: dict[str, object]) -> dict[str, object]:
-    return {
-        "type": "object",
-        "properties": {
-            "apiVersion": {"type": "string"},
-            "kind": {"type": "string"},
-            "metadata": {"type": "object"},
-            "spec": spec,
-            "status": {"type": "object", "properties": {"note": {"type": "string"}}},
-        },
-    }
 
 
 def _object(spec: object) -> dict[str, object]:
@@ -31,11 +18,11 @@ def _object(spec: object) -> dict[str, object]:
 @pytest.mark.parametrize("row", REGRESSIONS, ids=[r.key for r in REGRESSIONS])
 def test_regression(row: Regression) -> None:
     if row.op == "CREATE under old":
-        answer = judge.Judge(_root(row.old), KUBE_VERSION).create(_object(row.stored))
+        answer = judge.Judge(root_schema(row.old), KUBE_VERSION).create(_object(row.stored))
         assert answer.refused is row.refused, (row.why, answer)
         return
-    stored = judge.Judge(_root(row.old), KUBE_VERSION).read(_object(row.stored))
-    found = judge.Judge(_root(row.new), KUBE_VERSION).judge(stored)
+    stored = judge.Judge(root_schema(row.old), KUBE_VERSION).read(_object(row.stored))
+    found = judge.Judge(root_schema(row.new), KUBE_VERSION).judge(stored)
     answer = {
         "GET": bool(found.read_changes),
         "CREATE copy": found.create.refused,

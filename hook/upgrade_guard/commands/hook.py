@@ -33,6 +33,7 @@ from upgrade_guard.report import hook as hook_report
 TERMINATION_LOG_ENV = "UPGRADE_GUARD_TERMINATION_LOG"
 DEFAULT_TERMINATION_LOG = "/dev/termination-log"
 DEFAULT_TIMEOUT = 60.0
+DEFAULT_EVIDENCE_LIMIT = 10_000
 
 
 class Phase(enum.StrEnum):
@@ -141,6 +142,12 @@ def hook(
     kubeconfig: Annotated[str | None, typer.Option(help="Kubeconfig file.")] = None,
     context: Annotated[str | None, typer.Option(help="Kubeconfig context.")] = None,
     max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
+    evidence_limit: Annotated[
+        int,
+        typer.Option(
+            help="Stored objects judged per resource for evidence (0: no evidence).", min=0
+        ),
+    ] = DEFAULT_EVIDENCE_LIMIT,
 ) -> None:
     """Check the chart's CRDs and counters against the live cluster; exit 0, 1, 2 or 3."""
     started = time.monotonic()
@@ -177,6 +184,18 @@ def hook(
         outcome = _judge(
             chart, cluster.crds, chosen, cluster.server_version, facts, cluster.written_state
         )
+        if evidence_limit and outcome.findings:
+            outcome = _with_evidence(
+                outcome,
+                chart,
+                cluster.crds,
+                cluster.server_version,
+                chosen,
+                kubeconfig=kubeconfig,
+                context=context,
+                deadline=started + timeout,
+                limit=evidence_limit,
+            )
     except ClusterError as error:
         _cannot_decide(ExitCode.CLUSTER_UNREACHABLE, str(error), fail_open, log)
     except typer.Exit:
@@ -194,6 +213,39 @@ def hook(
         f" {major}.{minor} in {cluster.requests} requests; {time.monotonic() - started:.1f}s"
     )
     _emit(outcome, phase, len(chart), output, footer, log)
+
+
+def _with_evidence(
+    outcome: Outcome,
+    chart: Mapping[str, Crd],
+    live_crds: Mapping[str, Crd],
+    server_version: tuple[int, int],
+    policy: Policy,
+    *,
+    kubeconfig: str | None,
+    context: str | None,
+    deadline: float,
+    limit: int,
+) -> Outcome:
+    """Evidence from stored objects for the data-dependent findings. Imported here: the CEL
+    runtime takes a while to load, and a safe upgrade never needs it."""
+    from upgrade_guard.validation import evidence
+
+    if not any(f.code in evidence.DATA_RULES for f in outcome.findings):
+        return outcome
+    from upgrade_guard.cluster.stored import stored_objects
+
+    with stored_objects(
+        kubeconfig=kubeconfig, context=context, deadline=deadline, limit=limit
+    ) as list_stored:
+        return evidence.with_evidence(
+            outcome,
+            chart,
+            live_crds,
+            server_version,
+            strict=policy.strict,
+            list_stored=list_stored,
+        )
 
 
 def _judge(

@@ -64,14 +64,21 @@ def render(outcome: Outcome, phase: str, checked: int, footer: str = "") -> str:
     others = [f for f in outcome.findings if not f.refuses]
     for finding in refusing:
         lines.append(finding_line(finding))
+        lines.extend(_evidence_lines(finding))
         lines.append(f"  way out: {way_out(finding)}")
     for finding in others:
         lines.append(finding_line(finding))
+        lines.extend(_evidence_lines(finding))
         if finding.excused:
             lines.append(f"  excused: {finding.excused}")
     if footer:
         lines.append(footer)
     return "\n".join(lines) + "\n"
+
+
+def _evidence_lines(finding: Finding) -> list[str]:
+    """What the stored objects showed (names and counts only)."""
+    return [f"  {note}" for note in finding.notes if note.startswith("evidence: ")]
 
 
 def termination_summary(outcome: Outcome, phase: str, checked: int) -> str:

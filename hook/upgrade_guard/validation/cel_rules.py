@@ -144,22 +144,26 @@ def _timestamp(text: str, date_only: bool) -> datetime.datetime | str:
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=datetime.UTC)
 
 
+class InvalidData(ValueError):
+    """A value CEL cannot take as its schema types it: an integral float (``4.0``) where the
+    schema says integer passes OpenAPI validation, but every rule reading it fails with
+    "invalid data, expected int, got float64" (measured on v1.35.4)."""
+
+
 def to_cel(value: Any, schema: values.Schema | None, root: bool = False) -> Any:
+    """``value`` as CEL sees it; raises :class:`InvalidData` for a value it cannot take.
+    Inside objects such a value is left out, so only the rules reading it fail."""
     if value is None or schema is None:
         return value
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         additional = schema.get("additionalProperties")
         if not properties and isinstance(additional, dict):
-            return {k: to_cel(v, additional) for k, v in value.items()}
+            return _convertible({k: (v, additional) for k, v in value.items()})
         if not properties and schema.get("x-kubernetes-preserve-unknown-fields"):
             return value
-        converted: dict[str, Any] = {}
-        for key, item in value.items():
-            if key in properties:
-                name = escape(key)
-                if name is not None:
-                    converted[name] = to_cel(item, properties[key])
+        named = {escape(k): (v, properties[k]) for k, v in value.items() if k in properties}
+        converted = _convertible({k: v for k, v in named.items() if k is not None})
         if root or schema.get("x-kubernetes-embedded-resource"):
             for key in ("apiVersion", "kind"):
                 if key in value and key not in properties:
@@ -174,8 +178,8 @@ def to_cel(value: Any, schema: values.Schema | None, root: bool = False) -> Any:
     kind = schema.get("type")
     if kind == "number" and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
-    if kind == "integer" and isinstance(value, float) and value.is_integer():
-        return int(value)
+    if kind == "integer" and isinstance(value, float):
+        raise InvalidData("expected int, got float64")
     if isinstance(value, str) and kind == "string":
         name = str(schema.get("format") or "")
         if name in ("date-time", "datetime"):
@@ -190,6 +194,19 @@ def to_cel(value: Any, schema: values.Schema | None, root: bool = False) -> Any:
             except ValueError:
                 return value
     return value
+
+
+def _convertible(fields: dict[str, tuple[Any, values.Schema]]) -> dict[str, Any]:
+    converted: dict[str, Any] = {}
+    for name, (item, schema) in fields.items():
+        try:
+            converted[name] = to_cel(item, schema)
+        except InvalidData:
+            continue
+    return converted
+
+
+_INVALID = object()
 
 
 # The walk ---------------------------------------------------------------------------------
@@ -335,7 +352,10 @@ class RuleEvaluator:
         key = (id(value), id(schema), root)
         found = self._converted.get(key)
         if found is None:
-            found = (value, to_cel(value, schema, root))
+            try:
+                found = (value, to_cel(value, schema, root))
+            except InvalidData:
+                found = (value, _INVALID)
             self._converted[key] = found
         return found[1]
 
@@ -365,8 +385,15 @@ class RuleEvaluator:
                     data = {"self": self._cel_value(value, schema, root)}
                     if old is not None:
                         data["oldSelf"] = self._cel_value(old, schema, root)
-                    activation = environment(self.kube_version).Activation(data=data)
-                verdict, message = self._run(rule, activation)
+                    invalid = any(v is _INVALID for v in data.values())
+                    activation = (
+                        _INVALID
+                        if invalid
+                        else environment(self.kube_version).Activation(data=data)
+                    )
+                verdict, message = (
+                    ("error", None) if activation is _INVALID else self._run(rule, activation)
+                )
                 cached = (value, old, verdict, message)
                 self._results[key] = cached
             _, _, verdict, message = cached

@@ -23,32 +23,16 @@ _META_STRINGS = ("name", "generateName", "namespace", "uid", "resourceVersion", 
 _META_MAPS = ("labels", "annotations")
 
 
-Memo = dict[tuple[int, int], tuple[Any, list[Violation]]]
+Memo = values.Memo
 
 
 def violations(
     value: Any, schema: values.Schema | None, path: str = "", memo: Memo | None = None
 ) -> list[Violation]:
-    """Violations in ``value``. ``memo`` remembers each top-level subtree's result by
-    identity (value and schema objects, held by the memo): objects that share subtrees
-    are walked once."""
-    if (
-        memo is None
-        or not isinstance(value, dict)
-        or schema is None
-        or schema.get("x-kubernetes-embedded-resource")
-    ):
-        return list(_walk(value, schema, path))
-    found: list[Violation] = []
-    properties = schema.get("properties") or {}
-    for key, item in value.items():
-        child = values.property_schema(schema, key)
-        where = values.child(path, key) if key in properties else values.keyed(path, key)
-        remembered = memo.get((id(item), id(child)))
-        if remembered is None:
-            remembered = memo[(id(item), id(child))] = (item, list(_walk(item, child, where)))
-        found += remembered[1]
-    return found
+    """Violations in ``value``; ``memo``: see :func:`values.walk_remembered`."""
+    if schema is not None and schema.get("x-kubernetes-embedded-resource"):
+        memo = None  # the root's own check is not per child
+    return values.walk_remembered(value, schema, path, memo, _walk)
 
 
 def _walk(value: Any, schema: values.Schema | None, path: str) -> Iterator[Violation]:

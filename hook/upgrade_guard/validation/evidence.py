@@ -22,11 +22,12 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Protocol
 
-from upgrade_guard.findings import Finding, Severity
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import Finding, Outcome, Severity
 
 from . import values
 from .judge import Judge
@@ -153,16 +154,6 @@ class VersionEvidence:
         return {value_segments(self.judge.schema, values.steps(v.path)) for v in violations}
 
 
-def judged(
-    stored: Iterable[Mapping[str, Any]],
-    versions: Mapping[str, VersionEvidence],
-) -> None:
-    """Feed every stored object to every version's evidence (one pass, streamed)."""
-    for obj in stored:
-        for evidence in versions.values():
-            evidence.add(obj)
-
-
 def classify(
     finding: Finding,
     tally: Tally | None,
@@ -219,3 +210,72 @@ def _note(finding: Finding, text: str) -> Finding:
 def _name(obj: Mapping[str, Any]) -> str:
     meta = obj.get("metadata") or {}
     return "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p)
+
+
+class Listing(Protocol):
+    """Stored objects of one CRD as the cluster layer lists them: iterating stops at the
+    limit (``complete`` then False) or at a failure (``problem`` then says what)."""
+
+    complete: bool
+    problem: str | None
+
+    def __iter__(self) -> Iterator[Mapping[str, Any]]: ...
+
+
+def with_evidence(
+    outcome: Outcome,
+    chart: Mapping[str, Crd],
+    live: Mapping[str, Crd],
+    kube_version: tuple[int, int],
+    *,
+    strict: bool,
+    list_stored: Callable[[Crd], Listing],
+) -> Outcome:
+    """``outcome`` with evidence on every data-dependent finding about a CRD that is live:
+    its stored objects are listed once and judged by each new version's schema."""
+    findings = list(outcome.findings)
+    wanted: dict[str, list[int]] = {}
+    for index, finding in enumerate(findings):
+        if (
+            finding.code in DATA_RULES
+            and finding.version in chart.get(finding.crd, _NO_CRD).versions
+            and finding.crd in live
+            and finding.excused is None
+        ):
+            wanted.setdefault(finding.crd, []).append(index)
+    for name, indices in wanted.items():
+        crd = live[name]
+        kind = str(crd.names.get("plural") or name)
+        if (crd.spec.get("conversion") or {}).get("strategy", "None") != "None":
+            for i in indices:
+                findings[i] = not_checkable(findings[i], "objects are converted by a webhook")
+            continue
+        by_version: dict[str, VersionEvidence] = {}
+        for i in indices:
+            version = str(findings[i].version)
+            if version not in by_version:
+                schema = chart[name].versions[version]["schema"]["openAPIV3Schema"]
+                by_version[version] = VersionEvidence(Judge(schema, kube_version), [])
+            by_version[version].findings.append(findings[i])
+        listing = list_stored(crd)
+        for obj in listing:
+            for collected in by_version.values():
+                collected.add(obj)
+        for i in indices:
+            collected = by_version[str(findings[i].version)]
+            if listing.problem:
+                findings[i] = not_checkable(findings[i], listing.problem)
+                continue
+            tally = collected.tallies.get(collected.findings.index(findings[i]))
+            findings[i] = classify(
+                findings[i],
+                tally,
+                collected.checked,
+                complete=listing.complete,
+                strict=strict,
+                kind=kind,
+            )
+    return replace(outcome, findings=tuple(findings))
+
+
+_NO_CRD = Crd({"metadata": {"name": ""}, "spec": {}})

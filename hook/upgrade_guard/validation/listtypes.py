@@ -13,27 +13,14 @@ from typing import Any
 from . import values
 from .violations import Violation
 
-Memo = dict[tuple[int, int], tuple[Any, list[Violation]]]
+Memo = values.Memo
 
 
 def violations(
     value: Any, schema: values.Schema | None, path: str = "", memo: Memo | None = None
 ) -> list[Violation]:
-    """Violations in ``value``. ``memo`` remembers each top-level subtree's result by
-    identity (value and schema objects, held by the memo): objects that share subtrees
-    are walked once."""
-    if memo is None or not isinstance(value, dict) or schema is None:
-        return list(_walk(value, schema, path))
-    found: list[Violation] = []
-    properties = schema.get("properties") or {}
-    for key, item in value.items():
-        child = values.property_schema(schema, key)
-        where = values.child(path, key) if key in properties else values.keyed(path, key)
-        remembered = memo.get((id(item), id(child)))
-        if remembered is None:
-            remembered = memo[(id(item), id(child))] = (item, list(_walk(item, child, where)))
-        found += remembered[1]
-    return found
+    """Violations in ``value``; ``memo``: see :func:`values.walk_remembered`."""
+    return values.walk_remembered(value, schema, path, memo, _walk)
 
 
 def _walk(value: Any, schema: values.Schema | None, path: str) -> Iterator[Violation]:

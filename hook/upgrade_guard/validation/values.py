@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 Schema = Mapping[str, Any]
@@ -105,6 +105,34 @@ def uses(schema: Schema, keyword: str) -> bool:
         result = keyword in schema or any(uses(child, keyword) for child in children)
         found = _USES[key] = (schema, result)
     return found[1]
+
+
+Memo = dict[tuple[int, int], tuple[Any, list[Any]]]
+
+
+def walk_remembered(
+    value: Any,
+    schema: Schema | None,
+    path: str,
+    memo: Memo | None,
+    walk: Callable[[Any, Schema | None, str], Iterable[Any]],
+) -> list[Any]:
+    """``walk`` over each child of ``value``, remembering each child's result in ``memo`` by
+    identity (the memo holds the value, so ids stay its): objects that share subtrees, as
+    the writes judged for one stored object do, are walked once."""
+    if memo is None or not isinstance(value, dict) or schema is None:
+        return list(walk(value, schema, path))
+    found: list[Any] = []
+    properties = schema.get("properties") or {}
+    for key, item in value.items():
+        child_schema = property_schema(schema, key)
+        where = child(path, key) if key in properties else keyed(path, key)
+        remembered = memo.get((id(item), id(child_schema)))
+        if remembered is None:
+            remembered = (item, list(walk(item, child_schema, where)))
+            memo[(id(item), id(child_schema))] = remembered
+        found += remembered[1]
+    return found
 
 
 def is_plain_key(key: str) -> bool:

@@ -1,0 +1,104 @@
+"""`upgrade-guard hook` with evidence from stored objects, against the real apiserver, with
+the RBAC the chart grants: `get` on its CRDs, `list` on their resources. Each verdict the
+objects decide sits beside the nearest one they decide the other way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_hook import STRING, apply, guard_account, new_group, run_hook, widget_crd
+
+from testenv import Cluster, CRDTrial
+
+ENUM = {"mode": {**STRING, "enum": ["Full"]}}
+
+
+def store(cluster: Cluster, namespace: str, crd: dict[str, Any], specs: dict[str, Any]) -> None:
+    trial = CRDTrial(cluster.admin, namespace)
+    trial.crd = cluster.admin.get(
+        f"/apis/apiextensions.k8s.io/v1/customresourcedefinitions/{crd['metadata']['name']}"
+    )
+    for name, spec in specs.items():
+        trial.create({"metadata": {"name": name}, "spec": spec}).expect_allowed()
+
+
+def setup(cluster: Cluster, namespace: str, live: Any, chart: Any, specs: dict[str, Any],
+          *, may_list: bool = True) -> tuple[Path, list[Any]]:  # fmt: skip
+    apply(cluster, live)
+    store(cluster, namespace, live, specs)
+    listed = (f"widgets.{chart['spec']['group']}",) if may_list else ()
+    return guard_account(cluster, namespace, [chart], listed), [chart]
+
+
+@pytest.mark.parametrize(
+    ("live_fields", "chart_fields", "specs", "exit_code", "evidence"),
+    [
+        pytest.param(
+            {"mode": STRING}, ENUM, {"a": {"mode": "Snapshot"}, "b": {"mode": "Full"}}, 1,
+            "evidence: 1 of 2 widgets affected: {ns}/a; refused on CREATE and on any change"
+            " of spec.mode; other updates pass by ratcheting",
+            id="enum-restricted-confirmed",
+        ),
+        pytest.param(
+            {"mode": STRING}, ENUM, {"b": {"mode": "Full"}, "c": {}}, 0,
+            "evidence: no stored object affected (2 checked)",
+            id="enum-restricted-not-affected",
+        ),
+        pytest.param(
+            {"mode": STRING, "legacy": STRING}, {"mode": STRING},
+            {"a": {"legacy": "SecretValue"}}, 1,
+            "evidence: 1 of 1 widgets affected: {ns}/a; they read back changed",
+            id="pruned-confirmed",
+        ),
+        pytest.param(
+            {"mode": STRING, "legacy": STRING}, {"mode": STRING}, {"a": {"mode": "x"}}, 0,
+            "evidence: no stored object affected (1 checked)",
+            id="pruned-not-affected",
+        ),
+    ],
+)  # fmt: skip
+def test_stored_objects_decide(cluster: Cluster, namespace: str, tmp_path: Path,
+                               live_fields: Any, chart_fields: Any, specs: dict[str, Any],
+                               exit_code: int, evidence: str) -> None:  # fmt: skip
+    group = new_group()
+    live, chart = widget_crd(group, live_fields), widget_crd(group, chart_fields)
+    kubeconfig, crds = setup(cluster, namespace, live, chart, specs)
+    run = run_hook(kubeconfig, crds, tmp_path)
+    assert run.code == exit_code, run
+    assert f"  {evidence.format(ns=namespace)}" in run.stdout.splitlines(), run
+    assert "SecretValue" not in run.stdout + run.termination, run
+
+
+def field_removed(cluster: Cluster, namespace: str, specs: dict[str, Any],
+                  may_list: bool = True) -> tuple[Path, list[Any]]:  # fmt: skip
+    """spec.legacy removed from the chart's CRD (UG201), ``specs`` stored."""
+    group = new_group()
+    live = widget_crd(group, {"mode": STRING, "legacy": STRING})
+    chart = widget_crd(group, {"mode": STRING})
+    return setup(cluster, namespace, live, chart, specs, may_list=may_list)
+
+
+def test_without_list_permission_the_finding_stays(cluster: Cluster, namespace: str,
+                                                   tmp_path: Path) -> None:  # fmt: skip
+    kubeconfig, crds = field_removed(cluster, namespace, {"a": {}}, may_list=False)
+    run = run_hook(kubeconfig, crds, tmp_path)
+    assert run.code == 1, run
+    assert "evidence: not checkable: cannot list the stored widgets: forbidden" in run.stdout, run
+
+
+def test_strict_policy_keeps_the_error(cluster: Cluster, namespace: str, tmp_path: Path) -> None:
+    kubeconfig, crds = field_removed(cluster, namespace, {"a": {}})
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("profile: strict\n")
+    run = run_hook(kubeconfig, crds, tmp_path, "--policy", str(policy))
+    assert run.code == 1, run
+    assert "(1 checked) (strict policy: still an error)" in run.stdout, run
+
+
+def test_the_limit_is_said(cluster: Cluster, namespace: str, tmp_path: Path) -> None:
+    kubeconfig, crds = field_removed(cluster, namespace, {"a": {}, "b": {}})
+    run = run_hook(kubeconfig, crds, tmp_path, "--evidence-limit", "1")
+    assert run.code == 1, run
+    assert "not checkable: stopped at the limit of 1 widgets, none affected" in run.stdout, run
