@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from upgrade_guard.findings import Finding, Severity
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import Finding, Outcome, Severity
 from upgrade_guard.validation import evidence, judge
 
 STR: dict[str, Any] = {"type": "string"}
@@ -160,3 +161,30 @@ def test_no_object_values_in_notes() -> None:
 )
 def test_schema_segments(path: str, segments: tuple[str, ...]) -> None:
     assert evidence.schema_segments(path) == segments
+
+
+def test_objects_failing_where_no_finding_points_are_reported() -> None:
+    """A write that fails for a reason the diff did not name (here a transition rule, as if
+    the live CRD had it already) is counted on the CRD's first data finding."""
+    new = {"mode": {**STR, "enum": ["Full"]}, "size": {"type": "integer", "maximum": 3}}
+    schema_ = schema(new)
+    rule = "self.size < 5 || self.size != oldSelf.size"  # a transition rule: never ratcheted
+    schema_["properties"]["spec"]["x-kubernetes-validations"] = [{"rule": rule}]
+    found = finding("UG207", "spec.mode")
+
+    class Listing:
+        complete, problem = True, None
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return iter([obj("a", {"mode": "Full", "size": 9})])
+
+    crd = Crd({"metadata": {"name": "things.g.io"}, "spec": {"names": {"plural": "things"},
+               "versions": [{"name": "v1", "schema": {"openAPIV3Schema": schema_}}]}})  # fmt: skip
+    outcome = evidence.with_evidence(
+        Outcome((found,)), {crd.name: crd}, {crd.name: crd}, (1, 35), strict=False,
+        list_stored=lambda _: Listing(),
+    )  # fmt: skip
+    (result,) = outcome.findings
+    assert result.notes[-1] == (
+        "evidence: also 1 things would fail their next update where no finding points: ns/a"
+    )

@@ -275,6 +275,16 @@ def with_evidence(
                 strict=strict,
                 kind=kind,
             )
+        unpredicted = sum(c.unpredicted for c in by_version.values())
+        if unpredicted and not listing.problem:
+            names = sorted({n for c in by_version.values() for n in c.unpredicted_names})
+            shown = ", ".join(names[:NAMES_SHOWN]) + (", ..." if unpredicted > NAMES_SHOWN else "")
+            first = indices[0]
+            findings[first] = _note(
+                findings[first],
+                f"also {unpredicted:,} {kind} would fail their next update where no finding"
+                f" points: {shown}",
+            )
     return replace(outcome, findings=tuple(findings))
 
 
