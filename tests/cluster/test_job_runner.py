@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -205,8 +206,14 @@ def test_the_image_runs_the_hook_with_in_cluster_configuration(
     """The image built by tools/image/build.sh, under the chart's security context: its
     entrypoint, its user, a read-only root, CRDs from a ConfigMap, the ServiceAccount's
     token and the kubernetes Service variables (no kubeconfig)."""
-    crd_yaml = (REPO / "chart-snippets/example-operator/crds/1.0.0/backups.yaml").read_text()
-    crd_name = yaml.safe_load(crd_yaml)["metadata"]["name"]
+    # A CRD of its own (CRDs are cluster-wide; other tests install example.io's).
+    crd = yaml.safe_load(
+        (REPO / "chart-snippets/example-operator/crds/1.0.0/backups.yaml").read_text()
+    )
+    group = f"g{secrets.token_hex(4)}.runner.upgrade-guard.dev"
+    crd["metadata"]["name"] = crd_name = f"backups.{group}"
+    crd["spec"]["group"] = group
+    crd_yaml = yaml.safe_dump(crd)
     a = cluster.admin
     a.create(
         f"/api/v1/namespaces/{namespace}/configmaps",
