@@ -35,6 +35,9 @@ app.command(name="verify-history")(verify_history.verify_history_command)
 app.command(name="verify-lifecycle")(verify_lifecycle.verify_lifecycle_command)
 app.command(name="hook")(hook.hook)
 app.command(name="pack")(pack.pack)
+for _command in app.registered_commands:
+    # click cuts a summary it derives to fit the column; one given whole is wrapped instead
+    _command.short_help = (_command.callback.__doc__ or "").strip().split("\n\n")[0]
 
 
 def _print_version(wanted: bool) -> None:

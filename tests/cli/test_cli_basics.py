@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from crd_builders import field_crd
+from upgrade_guard import cli
 from upgrade_guard.policy import parse_policy
 
 
@@ -34,13 +35,17 @@ def test_version_prints_the_installed_version() -> None:
     assert result.stdout == f"upgrade-guard {metadata.version('upgrade-guard')}\n"
 
 
-@pytest.mark.parametrize("command", ["diff", "rules", "explain", "stamp", "verify-history"])
-def test_help_is_short_flag_and_fits_80_columns_uncut(command: str) -> None:
-    short, long = run(command, "-h"), run(command, "--help")
+COMMANDS = [info.name for info in cli.app.registered_commands]
+
+
+@pytest.mark.parametrize("command", [[], *([name] for name in COMMANDS)], ids=str)
+def test_help_is_short_flag_and_fits_80_columns_uncut(command: list[str]) -> None:
+    short, long = run(*command, "-h"), run(*command, "--help")
     assert short.returncode == 0 and short.stdout == long.stdout
     lines = short.stdout.splitlines()
     assert all(len(line) <= 80 for line in lines), short.stdout
     assert "…" not in short.stdout and "<bool>" not in short.stdout
+    assert not any(line.endswith("...") for line in lines[1:]), short.stdout  # cut summaries
 
 
 def test_help_names_every_flag_whole() -> None:
