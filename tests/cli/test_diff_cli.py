@@ -104,18 +104,18 @@ BAD_INPUTS = [
     pytest.param(crd_text(apiVersion="apiextensions.k8s.io/v1beta1"), "v1beta1", id="v1beta1 CRD"),
     pytest.param(
         schema_text({"type": "object", "properties": {"spec": {"$ref": "#/x"}}}),
-        "at spec: $ref is not allowed",
+        "spec ($ref): Forbidden: $ref is not supported",
         id="$ref",
     ),
     pytest.param(
         schema_text({"type": "object", "properties": {"spec": {"properties": {}}}}),
-        "not structural at spec: type is missing",
+        "spec (type): Required value: must not be empty for specified object fields",
         id="not structural",
     ),
     pytest.param(crd_text() + "---\n" + crd_text(), "defined twice", id="duplicate CRD"),
     pytest.param(
         crd_text(metadata={"name": "wrong.example.com"}),
-        "metadata.name must be",
+        'must be spec.names.plural+"."+spec.group',
         id="name does not match plural.group",
     ),
 ]

@@ -1,0 +1,1161 @@
+"""A CRD checked as the apiserver checks one before it accepts it (kube-apiserver v1.35).
+
+Three layers, in the apiserver's order; the first problem found is reported, in the
+apiserver's own words where it has them:
+
+1. Decoding: every field must have the JSON type of its Go field (``type: [string,
+   integer]`` cannot become a string; ``maxLength: 1.5`` cannot become an int64). Unknown
+   fields are dropped by the apiserver, so they are not problems.
+2. The CRD spec (apiextensions ``validation.go``): group, names, scope, versions, exactly one
+   storage version, conversion, ``preserveUnknownFields``.
+3. Every version's schema: the keyword rules of ``validation.go`` and the structural-schema
+   rules of ``pkg/apiserver/schema`` (types, junctors, list and map types, list-map keys,
+   embedded resources, root and metadata), and every default validated against its own
+   node as the apiserver validates it: type, nullable, enum, bounds, lengths, pattern,
+   required and unknown fields.
+
+Not reproduced: CEL compilation and cost budgets, and CEL rules run on defaults. Not judged,
+on purpose: object metadata other than the name (labels, annotations) and the conversion
+webhook's client config (URL, service, CA bundle): charts fill them in when they render, and
+chart sources are often read unrendered (the corpus' cert-manager CRDs carry
+``{{ .Release.Name }}`` labels), while the schema contract is the same. Every other
+refusal is held to the real apiserver by ``tests/cluster/test_crd_validation_truth.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import warnings
+from collections.abc import Mapping
+from typing import Any, NoReturn
+
+from upgrade_guard import schema
+
+_INT64 = (-(2**63), 2**63 - 1)
+_TYPES = ("array", "boolean", "integer", "number", "object", "string")
+_TYPE_NAMES = frozenset(_TYPES)
+_DNS1035 = re.compile(r"[a-z]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN = re.compile(rf"{_DNS1123_LABEL}(\.{_DNS1123_LABEL})*\Z")
+_DNS1035_MESSAGE = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with"
+    " an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or"
+    " 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')"
+)
+_DNS1123_MESSAGE = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-'"
+    " or '.', and must start and end with an alphanumeric character (e.g. 'example.com',"
+    " regex used for validation is"
+    " '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+
+
+class CrdInvalid(ValueError):
+    """What the apiserver refuses: where (version, schema path or CRD field) and why."""
+
+    def __init__(self, where: str, problem: str, version: str | None = None) -> None:
+        super().__init__(f"{where}: {problem}")
+        self.where = where
+        self.problem = problem
+        self.version = version
+
+
+def _fail(where: str, problem: str) -> NoReturn:
+    raise CrdInvalid(where, problem)
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+
+
+# 1. Decoding ---------------------------------------------------------------------------------
+_JSON_KIND = {dict: "object", list: "array", str: "string", bool: "bool"}
+
+
+def _kind_of(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return f"number {_number_text(value)}"
+    return _JSON_KIND.get(type(value), type(value).__name__)
+
+
+def _number_text(value: float) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return json.dumps(value)
+
+
+def _cannot(value: Any, where: str, go_type: str) -> NoReturn:
+    _fail(where, f"json: cannot unmarshal {_kind_of(value)} into a field of type {go_type}")
+
+
+def _string(value: Any, where: str) -> None:
+    if value is not None and not isinstance(value, str):
+        _cannot(value, where, "string")
+
+
+def _bool(value: Any, where: str) -> None:
+    if value is not None and not isinstance(value, bool):
+        _cannot(value, where, "bool")
+
+
+def _number(value: Any, where: str) -> None:
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+        _cannot(value, where, "float64")
+
+
+def _integer(value: Any, where: str, bits: int = 64) -> None:
+    """An integer field. A float without a fraction passes: kubectl and helm turn YAML into
+    JSON with Go, which writes 1.0 as 1."""
+    if value is None:
+        return
+    low, high = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+    whole = isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if isinstance(value, bool) or not whole or not low <= value <= high:
+        _cannot(value, where, f"int{bits}")
+
+
+def _strings(value: Any, where: str) -> None:
+    if value is None:
+        return
+    if not isinstance(value, list):
+        _cannot(value, where, "[]string")
+    for index, item in enumerate(value):
+        _string(item, f"{where}[{index}]")
+
+
+def _mapping(value: Any, where: str, go_type: str) -> Mapping[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        _cannot(value, where, go_type)
+    return value
+
+
+def _list(value: Any, where: str, go_type: str) -> list[Any]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        _cannot(value, where, go_type)
+    return value
+
+
+_STR, _NUM, _INT, _BOOL, _STRS, _LIST, _MAP, _SCHEMAS, _SCHEMA_MAP, _RULES, _DOCS = range(11)
+# Each JSONSchemaProps field by the shape Go decodes it into; schema-valued fields (items,
+# not, additionalProperties...) are walked as children.
+_SCHEMA_FIELDS: dict[str, int] = {
+    **dict.fromkeys(
+        (
+            "id",
+            "$schema",
+            "$ref",
+            "description",
+            "type",
+            "format",
+            "title",
+            "pattern",
+            "x-kubernetes-list-type",
+            "x-kubernetes-map-type",
+        ),
+        _STR,
+    ),
+    **dict.fromkeys(("maximum", "minimum", "multipleOf"), _NUM),
+    **dict.fromkeys(
+        ("maxLength", "minLength", "maxItems", "minItems", "maxProperties", "minProperties"),
+        _INT,
+    ),
+    **dict.fromkeys(
+        (
+            "exclusiveMaximum",
+            "exclusiveMinimum",
+            "uniqueItems",
+            "nullable",
+            "x-kubernetes-preserve-unknown-fields",
+            "x-kubernetes-embedded-resource",
+            "x-kubernetes-int-or-string",
+        ),
+        _BOOL,
+    ),
+    **dict.fromkeys(("required", "x-kubernetes-list-map-keys"), _STRS),
+    "enum": _LIST,
+    "externalDocs": _DOCS,
+    "x-kubernetes-validations": _RULES,
+    **dict.fromkeys(("properties", "patternProperties", "definitions"), _SCHEMA_MAP),
+    **dict.fromkeys(("allOf", "anyOf", "oneOf"), _SCHEMAS),
+}
+_GO_TYPES = {
+    _STR: "string",
+    _NUM: "float64",
+    _INT: "int64",
+    _BOOL: "bool",
+    _STRS: "[]string",
+    _LIST: "[]v1.JSON",
+    _MAP: "map",
+    _SCHEMAS: "[]v1.JSONSchemaProps",
+    _SCHEMA_MAP: "map[string]v1.JSONSchemaProps",
+    _RULES: "v1.ValidationRules",
+    _DOCS: "v1.ExternalDocumentation",
+}
+_RULE_STRINGS = ("rule", "message", "messageExpression", "reason", "fieldPath")
+
+
+def _decode_node(node: dict[str, Any]) -> None:
+    """The JSONSchemaProps decoding of one node's own fields. Only the fields present are
+    looked at; children are decoded as nodes of their own."""
+    for key, value in node.items():
+        if value is None:
+            continue
+        kind = _SCHEMA_FIELDS.get(key)
+        if kind is None:
+            cls = value.__class__
+            # items that are neither a schema nor a list decode as no items at all
+            # (JSONSchemaPropsOrArray.UnmarshalJSON ignores them).
+            if key in _SCHEMA_OR_BOOL and cls is not dict and cls is not bool:
+                _cannot(value, key, "v1.JSONSchemaPropsOrBool")
+            elif key == "not" and cls is not dict:
+                _cannot(value, key, "v1.JSONSchemaProps")
+        elif kind == _STR:
+            if value.__class__ is not str:
+                _cannot(value, key, "string")
+        elif kind == _SCHEMA_MAP:
+            if value.__class__ is not dict:
+                _cannot(value, key, _GO_TYPES[kind])
+            for name, child in value.items():
+                if child is not None and child.__class__ is not dict:
+                    _cannot(child, f"{key}[{name}]", "v1.JSONSchemaProps")
+        elif kind == _SCHEMAS:
+            if value.__class__ is not list:
+                _cannot(value, key, _GO_TYPES[kind])
+            for index, branch in enumerate(value):
+                if branch is not None and branch.__class__ is not dict:
+                    _cannot(branch, f"{key}[{index}]", "v1.JSONSchemaProps")
+        elif not _decodes(kind, value):
+            _decode_field(kind, value, key)
+
+
+_SCHEMA_OR_BOOL = ("additionalProperties", "additionalItems")
+
+
+def _decodes(kind: int, value: Any) -> bool:
+    """The common cases, without spelling out a path; the rest go to _decode_field."""
+    cls = value.__class__
+    if kind == _BOOL:
+        return cls is bool
+    if kind == _INT:
+        return cls is int and _INT64[0] <= value <= _INT64[1]
+    if kind == _NUM:
+        return cls is int or cls is float
+    if kind == _STRS:
+        return cls is list and all(item.__class__ is str for item in value)
+    return kind == _LIST and cls is list
+
+
+def _decode_field(kind: int, value: Any, at: str) -> None:
+    if kind == _NUM:
+        _number(value, at)
+    elif kind == _INT:
+        _integer(value, at)
+    elif kind == _BOOL:
+        _bool(value, at)
+    elif kind == _STRS:
+        _strings(value, at)
+    elif kind == _LIST:
+        _list(value, at, _GO_TYPES[kind])
+    elif kind == _DOCS:
+        docs = _mapping(value, at, _GO_TYPES[kind])
+        for key in ("description", "url"):
+            _string(docs.get(key), f"{at}.{key}")
+    elif kind == _RULES:
+        for index, rule in enumerate(_list(value, at, _GO_TYPES[kind])):
+            rule_at = f"{at}[{index}]"
+            rule = _mapping(rule, rule_at, "v1.ValidationRule")
+            for key in _RULE_STRINGS:
+                _string(rule.get(key), f"{rule_at}.{key}")
+            _bool(rule.get("optionalOldSelf"), f"{rule_at}.optionalOldSelf")
+
+
+def _decode_spec(spec: Any) -> None:
+    spec = _mapping(spec, "spec", "v1.CustomResourceDefinitionSpec")
+    for key in ("group", "scope"):
+        _string(spec.get(key), f"spec.{key}")
+    _bool(spec.get("preserveUnknownFields"), "spec.preserveUnknownFields")
+    names = _mapping(spec.get("names"), "spec.names", "v1.CustomResourceDefinitionNames")
+    for key in ("plural", "singular", "kind", "listKind"):
+        _string(names.get(key), f"spec.names.{key}")
+    for key in ("shortNames", "categories"):
+        _strings(names.get(key), f"spec.names.{key}")
+    conversion = _mapping(spec.get("conversion"), "spec.conversion", "v1.CustomResourceConversion")
+    _string(conversion.get("strategy"), "spec.conversion.strategy")
+    webhook = _mapping(conversion.get("webhook"), "spec.conversion.webhook", "v1.WebhookConversion")
+    _strings(
+        webhook.get("conversionReviewVersions"), "spec.conversion.webhook.conversionReviewVersions"
+    )
+    client = _mapping(
+        webhook.get("clientConfig"),
+        "spec.conversion.webhook.clientConfig",
+        "v1.WebhookClientConfig",
+    )
+    for key in ("url", "caBundle"):
+        _string(client.get(key), f"spec.conversion.webhook.clientConfig.{key}")
+    service = _mapping(
+        client.get("service"), "spec.conversion.webhook.clientConfig.service", "v1.ServiceReference"
+    )
+    for key in ("namespace", "name", "path"):
+        _string(service.get(key), f"spec.conversion.webhook.clientConfig.service.{key}")
+    _integer(service.get("port"), "spec.conversion.webhook.clientConfig.service.port", 32)
+    versions = _list(spec.get("versions"), "spec.versions", "[]v1.CustomResourceDefinitionVersion")
+    for index, version in enumerate(versions):
+        at = f"spec.versions[{index}]"
+        version = _mapping(version, at, "v1.CustomResourceDefinitionVersion")
+        for key in ("name", "deprecationWarning"):
+            _string(version.get(key), f"{at}.{key}")
+        for key in ("served", "storage", "deprecated"):
+            _bool(version.get(key), f"{at}.{key}")
+        _mapping(version.get("schema"), f"{at}.schema", "v1.CustomResourceValidation")
+        subresources = _mapping(
+            version.get("subresources"), f"{at}.subresources", "v1.CustomResourceSubresources"
+        )
+        _mapping(
+            subresources.get("status"),
+            f"{at}.subresources.status",
+            "v1.CustomResourceSubresourceStatus",
+        )
+        scale = _mapping(
+            subresources.get("scale"),
+            f"{at}.subresources.scale",
+            "v1.CustomResourceSubresourceScale",
+        )
+        for key in ("specReplicasPath", "statusReplicasPath", "labelSelectorPath"):
+            _string(scale.get(key), f"{at}.subresources.scale.{key}")
+        columns = _list(
+            version.get("additionalPrinterColumns"),
+            f"{at}.additionalPrinterColumns",
+            "[]v1.CustomResourceColumnDefinition",
+        )
+        for column_index, column in enumerate(columns):
+            column_at = f"{at}.additionalPrinterColumns[{column_index}]"
+            column = _mapping(column, column_at, "v1.CustomResourceColumnDefinition")
+            for key in ("name", "type", "format", "description", "jsonPath"):
+                _string(column.get(key), f"{column_at}.{key}")
+            _integer(column.get("priority"), f"{column_at}.priority", 32)
+        fields = _list(
+            version.get("selectableFields"), f"{at}.selectableFields", "[]v1.SelectableField"
+        )
+        for field_index, field in enumerate(fields):
+            field_at = f"{at}.selectableFields[{field_index}]"
+            _string(
+                _mapping(field, field_at, "v1.SelectableField").get("jsonPath"),
+                f"{field_at}.jsonPath",
+            )
+
+
+# 2. The spec ---------------------------------------------------------------------------------
+def _dns1035(value: str) -> list[str]:
+    problems = []
+    if len(value) > 63:
+        problems.append("must be no more than 63 characters")
+    if not _DNS1035.match(value):
+        problems.append(_DNS1035_MESSAGE)
+    return problems
+
+
+def _check_spec(name: str, spec: Mapping[str, Any]) -> None:
+    group = spec.get("group") or ""
+    names = spec.get("names") or {}
+    plural = names.get("plural") or ""
+    if len(name) > 253 or not _DNS1123_SUBDOMAIN.match(name):
+        _fail("metadata.name", f"Invalid value: {_show(name)}: {_DNS1123_MESSAGE}")
+    if name != f"{plural}.{group}":
+        _fail(
+            "metadata.name",
+            f'Invalid value: {_show(name)}: must be spec.names.plural+"."+spec.group',
+        )
+    if not group:
+        _fail("spec.group", "Required value")
+    if len(group) > 253 or not _DNS1123_SUBDOMAIN.match(group):
+        _fail("spec.group", f"Invalid value: {_show(group)}: {_DNS1123_MESSAGE}")
+    if "." not in group:
+        _fail(
+            "spec.group", f"Invalid value: {_show(group)}: should be a domain with at least one dot"
+        )
+    scope = spec.get("scope") or ""
+    if not scope:
+        _fail("spec.scope", "Required value")
+    if scope not in ("Cluster", "Namespaced"):
+        _fail(
+            "spec.scope",
+            f'Unsupported value: {_show(scope)}: supported values: "Cluster", "Namespaced"',
+        )
+    _check_names(names)
+    versions = spec.get("versions") or []
+    seen: set[str] = set()
+    for index, version in enumerate(versions):
+        version_name = (version or {}).get("name") or ""
+        if version_name in seen:
+            _fail("spec.versions", "Invalid value: must contain unique version names")
+        seen.add(version_name)
+        problems = _dns1035(version_name)
+        if problems:
+            _fail(
+                f"spec.versions[{index}].name",
+                f"Invalid value: {_show(version_name)}: {','.join(problems)}",
+            )
+    if sum(1 for version in versions if (version or {}).get("storage") is True) != 1:
+        _fail(
+            "spec.versions",
+            "Invalid value: must have exactly one version marked as storage version",
+        )
+    if spec.get("preserveUnknownFields") is True:
+        _fail(
+            "spec.preserveUnknownFields",
+            "Invalid value: true: cannot set to true, set"
+            " x-kubernetes-preserve-unknown-fields to true in spec.versions[*].schema instead",
+        )
+    _check_conversion(spec.get("conversion") or {})
+
+
+def _check_names(names: Mapping[str, Any]) -> None:
+    kind = names.get("kind") or ""
+    list_kind = names.get("listKind") or (f"{kind}List" if kind else "")
+    if not names.get("plural"):
+        _fail("spec.names.plural", "Required value")
+    if not kind:
+        _fail("spec.names.kind", "Required value")
+    for key, value in (("plural", names.get("plural")), ("singular", names.get("singular"))):
+        problems = _dns1035(value) if value else []
+        if problems:
+            _fail(f"spec.names.{key}", f"Invalid value: {_show(value)}: {','.join(problems)}")
+    for key, value in (("kind", kind), ("listKind", list_kind)):
+        problems = _dns1035(value.lower())
+        if problems:
+            _fail(
+                f"spec.names.{key}",
+                f"Invalid value: {_show(value)}: may have mixed case, but"
+                f" should otherwise match: {','.join(problems)}",
+            )
+    if kind == list_kind:
+        _fail(
+            "spec.names.listKind",
+            f"Invalid value: {_show(list_kind)}: kind and listKind may not be the same",
+        )
+    for key in ("shortNames", "categories"):
+        for index, value in enumerate(names.get(key) or []):
+            problems = _dns1035(value or "")
+            if problems:
+                _fail(
+                    f"spec.names.{key}[{index}]",
+                    f"Invalid value: {_show(value)}: {','.join(problems)}",
+                )
+
+
+def _check_conversion(conversion: Mapping[str, Any]) -> None:
+    strategy = conversion.get("strategy") or "None"
+    webhook = conversion.get("webhook") or {}
+    if strategy not in ("None", "Webhook"):
+        _fail(
+            "spec.conversion.strategy",
+            f'Unsupported value: {_show(strategy)}: supported values: "None", "Webhook"',
+        )
+    if strategy == "None":
+        if webhook.get("conversionReviewVersions"):
+            _fail(
+                "spec.conversion.conversionReviewVersions",
+                "Forbidden: should not be set when strategy is not set to Webhook",
+            )
+        if webhook.get("clientConfig"):
+            _fail(
+                "spec.conversion.webhookClientConfig",
+                "Forbidden: should not be set when strategy is not set to Webhook",
+            )
+        return
+    if not webhook.get("clientConfig"):
+        _fail(
+            "spec.conversion.webhookClientConfig",
+            "Required value: required when strategy is set to Webhook",
+        )
+    if not webhook.get("conversionReviewVersions"):
+        _fail("spec.conversion.conversionReviewVersions", "Required value")
+
+
+# 3. Schemas ----------------------------------------------------------------------------------
+class _NodeProblem(Exception):
+    """A problem of one schema node, before its path is spelled out."""
+
+    def __init__(self, keyword: str, problem: str) -> None:
+        super().__init__(problem)
+        self.keyword = keyword
+        self.problem = problem
+
+
+def _node_fail(keyword: str, problem: str) -> NoReturn:
+    raise _NodeProblem(keyword, problem)
+
+
+# With a status subresource the root may hold only these (apiextensions validation.go).
+_ROOT_WITH_STATUS = frozenset(
+    {
+        "description", "type", "format", "title", "maximum", "exclusiveMaximum", "minimum",
+        "exclusiveMinimum", "maxLength", "minLength", "pattern", "maxItems", "minItems",
+        "uniqueItems", "multipleOf", "required", "items", "properties", "externalDocs",
+        "example", "x-kubernetes-preserve-unknown-fields", "x-kubernetes-validations",
+    }
+)  # fmt: skip
+_ROOT_WITH_STATUS_MESSAGE = (
+    "Invalid value: only [Description Type Format Title Maximum ExclusiveMaximum Minimum"
+    " ExclusiveMinimum MaxLength MinLength Pattern MaxItems MinItems UniqueItems MultipleOf"
+    " Required Items Properties ExternalDocs Example XPreserveUnknownFields XValidations]"
+    " fields are allowed at the root of the schema if the status subresource is enabled"
+)
+# The root's implicit fields, for its default: an object of its own.
+_ROOT_IMPLICIT = {
+    "apiVersion": {"type": "string"},
+    "kind": {"type": "string"},
+    "metadata": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+}
+
+
+def _check_schema(root: Mapping[str, Any], status_enabled: bool) -> None:
+    """One version's openAPIV3Schema; failures name the node in our schema path syntax and
+    the keyword in parentheses."""
+    if not isinstance(root, dict):
+        _cannot(root, ".", "v1.JSONSchemaProps")
+    try:
+        _decode_node(root)
+    except CrdInvalid as undecodable:
+        _fail(f". ({undecodable.where})", undecodable.problem)
+    root_type = root.get("type") or ""
+    if not root_type:
+        _fail(". (type)", "Required value: must not be empty at the root")
+    if root_type != "object":
+        _fail(". (type)", f"Invalid value: {_show(root_type)}: must be object at the root")
+    if root.get("nullable") is True:
+        _fail(". (nullable)", "Forbidden: nullable cannot be true at the root")
+    if root.get("additionalProperties") is not None:
+        _fail(". (additionalProperties)", "Forbidden: must not be used at the root")
+    if status_enabled:
+        for key, value in root.items():
+            if key not in _ROOT_WITH_STATUS and value not in (None, False, ""):
+                _fail(f". ({key})", _ROOT_WITH_STATUS_MESSAGE)
+    properties = root.get("properties") or {}
+    default = root.get("default")
+    if isinstance(default, dict):  # the root is an object of its own: apiVersion and kind
+        for key in ("apiVersion", "kind"):
+            if key not in default:
+                _fail(". (default)", f"default.{key}: Required value")
+    for keyword in ("allOf", "anyOf", "oneOf"):
+        for index, branch in enumerate(root.get(keyword) or []):
+            for name in (branch or {}).get("properties") or {}:
+                if name not in properties:
+                    _fail(
+                        schema.segment(name),
+                        f"Required value: because it is defined in {keyword}[{index}]"
+                        f".properties[{name}]",
+                    )
+    metadata = properties.get("metadata")
+    if isinstance(metadata, dict):
+        names = metadata.get("properties") or {}
+        restricted = set(metadata) - {"type", "properties"} or set(names) - {"name", "generateName"}
+        if restricted or (metadata.get("type") not in (None, "object")):
+            _fail(
+                "metadata",
+                "Forbidden: must not specify anything other than name and"
+                " generateName, but metadata is implicitly specified",
+            )
+    for key in ("apiVersion", "kind"):
+        child = properties.get(key)
+        if isinstance(child, dict) and child.get("type") not in (None, "string"):
+            _fail(f"{key} (type)", f"Invalid value: {_show(child.get('type'))}: must be string")
+    # (path parts, node, inside a junctor, what holds it: root, property, items,
+    # additionalProperties, junctor, int-or-string: a junctor branch of such a node)
+    stack: list[tuple[tuple[str, ...], Any, bool, str]] = [((), root, False, "root")]
+    while stack:
+        parts, node, in_junctor, location = stack.pop()
+        if node is None:
+            node = {}  # Go decodes null into an empty schema
+        try:
+            _decode_node(node)
+            _check_node(node, in_junctor, location)
+        except CrdInvalid as undecodable:
+            _fail(f"{_schema_path(parts)} ({undecodable.where})", undecodable.problem)
+        except _NodeProblem as problem:
+            _fail(f"{_schema_path(parts)} ({problem.keyword})", problem.problem)
+        for position in schema.subschemas(node):
+            keyword, child = position.keyword, position.schema
+            if keyword == "properties":
+                stack.append((parts + (str(position.key),), child, in_junctor, "property"))
+            elif keyword in ("items", "additionalProperties"):
+                if isinstance(child, dict):
+                    stack.append((parts + (str(position.segment),), child, in_junctor, keyword))
+            elif keyword == "not":
+                stack.append((parts + ("(not)",), child, True, "junctor"))
+            else:
+                held = _branch_location(node, keyword, int(position.key or 0), location)
+                stack.append((parts + (f"({keyword}[{position.key}])",), child, True, held))
+
+
+_INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]
+
+
+def _branch_location(node: dict[str, Any], keyword: str, index: int, location: str) -> str:
+    """How a junctor branch is judged. The int-or-string pattern (apiextensions
+    isIntOrStringAnyOfPattern): an x-kubernetes-int-or-string node's anyOf of exactly
+    ``[{type: integer}, {type: string}]``, or the same as the anyOf of its first allOf, may
+    name those types."""
+    int_or_string = node.get("x-kubernetes-int-or-string") is True
+    if keyword == "anyOf" and (int_or_string or location == "int-or-string-allOf"):
+        return "int-or-string" if _is_int_or_string_any_of(node.get("anyOf")) else "junctor"
+    if keyword == "allOf" and index == 0 and int_or_string:
+        first = (node.get("allOf") or [{}])[0] or {}
+        if _is_int_or_string_any_of(first.get("anyOf")):
+            return "int-or-string-allOf"
+    return "junctor"
+
+
+def _is_int_or_string_any_of(branches: Any) -> bool:
+    """Go compares the decoded structs: keywords at their zero value do not count."""
+    if not isinstance(branches, list) or len(branches) != 2:
+        return False
+    set_keywords = [
+        {key: value for key, value in (branch or {}).items() if value not in (None, False, "")}
+        for branch in branches
+    ]
+    return set_keywords == _INT_OR_STRING_ANY_OF
+
+
+def _schema_path(parts: tuple[str, ...]) -> str:
+    """Our path syntax, with junctor branches as ``(anyOf[1])`` after the node they are in."""
+    rendered, branch = [], []
+    for part in parts:
+        if part.startswith("("):
+            branch.append(part)
+            continue
+        if branch:
+            rendered.append(" ".join(branch))
+            branch = []
+        rendered.append(part)
+    names = [part for part in rendered if not part.startswith("(")]
+    text = schema.render_path(
+        tuple(
+            part if part in (schema.ITEMS, schema.ADDITIONAL) else schema.segment(part)
+            for part in names
+        )
+    )
+    return " ".join([text, *branch]) if branch else text
+
+
+# Keywords most nodes lack: their checks run only where one is present.
+_RARE = frozenset(
+    {
+        "$ref",
+        "additionalItems",
+        "patternProperties",
+        "dependencies",
+        "definitions",
+        "id",
+        "$schema",
+        "uniqueItems",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource",
+        "x-kubernetes-int-or-string",
+        "x-kubernetes-map-type",
+        "x-kubernetes-list-type",
+        "x-kubernetes-list-map-keys",
+        "x-kubernetes-validations",
+        "default",
+        "nullable",
+        "additionalProperties",
+        "pattern",
+    }
+)
+_UNSUPPORTED = (
+    ("$ref", "Forbidden: $ref is not supported"),
+    ("additionalItems", "Forbidden: additionalItems is not supported"),
+    ("patternProperties", "Forbidden: patternProperties is not supported"),
+    ("dependencies", "Forbidden: dependencies is not supported"),
+    ("definitions", "Forbidden: definitions is not supported"),
+    ("id", "Forbidden: id is not supported"),
+    ("$schema", "Forbidden: $schema is not supported"),
+)
+
+
+def _check_node(node: dict[str, Any], in_junctor: bool, location: str) -> None:
+    declared = node.get("type") or ""
+    if declared and declared not in _TYPE_NAMES:
+        _node_fail(
+            "type",
+            f"Unsupported value: {_show(declared)}: supported values: "
+            + ", ".join(f'"{t}"' for t in _TYPES),
+        )
+    items = node.get("items")
+    if items.__class__ is not dict and items.__class__ is not list:
+        items = None
+    if items.__class__ is list:
+        _node_fail("items", "Forbidden: items must be a schema object and not an array")
+    rare = not node.keys().isdisjoint(_RARE)
+    if rare:
+        _check_rare_keywords(node)
+    if in_junctor:
+        _check_junctor_node(node, location, rare)
+        return
+    if (
+        not declared
+        and location != "root"
+        and node.get("x-kubernetes-int-or-string") is not True
+        and node.get("x-kubernetes-preserve-unknown-fields") is not True
+    ):
+        what = "array items" if location == "items" else "object fields"
+        _node_fail("type", f"Required value: must not be empty for specified {what}")
+    if declared == "array" and items is None:
+        _node_fail("items", "Required value: must be specified")
+    if rare:
+        _check_structural_node(node, declared, location)
+
+
+def _check_rare_keywords(node: dict[str, Any]) -> None:
+    for keyword, message in _UNSUPPORTED:
+        if node.get(keyword) not in (None, "", {}, []):
+            _node_fail(keyword, message)
+    if node.get("uniqueItems") is True:
+        _node_fail(
+            "uniqueItems",
+            "Forbidden: uniqueItems cannot be set to true since the"
+            " runtime complexity becomes quadratic",
+        )
+    additional = node.get("additionalProperties")
+    if node.get("properties") and (additional is False or isinstance(additional, dict)):
+        _node_fail(
+            "additionalProperties",
+            "Forbidden: additionalProperties and properties are mutual exclusive",
+        )
+    pattern = node.get("pattern")
+    if pattern:
+        problem = go_regexp_problem(pattern)
+        if problem:
+            _node_fail(
+                "pattern",
+                f"Invalid value: {_show(pattern)}: must be a valid regular"
+                f" expression, but isn't: {problem}",
+            )
+    if node.get("x-kubernetes-preserve-unknown-fields") is False:
+        _node_fail(
+            "x-kubernetes-preserve-unknown-fields",
+            "Invalid value: false: must be true or undefined",
+        )
+
+
+def _check_junctor_node(node: dict[str, Any], location: str, rare: bool) -> None:
+    declared = node.get("type")
+    if declared and not (location == "int-or-string" and declared in ("integer", "string")):
+        _node_fail("type", "Forbidden: must be empty to be structural")
+    if not rare:
+        return
+    if node.get("default") is not None:
+        _node_fail("default", "Forbidden: must be undefined to be structural")
+    for keyword in (
+        "nullable",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-embedded-resource",
+        "x-kubernetes-int-or-string",
+    ):
+        if node.get(keyword) is True:
+            _node_fail(keyword, "Forbidden: must be false to be structural")
+    for keyword in ("x-kubernetes-validations", "x-kubernetes-list-map-keys"):
+        if node.get(keyword):
+            _node_fail(keyword, "Forbidden: must be empty to be structural")
+    for keyword in ("x-kubernetes-list-type", "x-kubernetes-map-type"):
+        if node.get(keyword):
+            _node_fail(keyword, "Forbidden: must be undefined to be structural")
+    if node.get("additionalProperties") is not None:
+        _node_fail("additionalProperties", "Forbidden: must be undefined to be structural")
+
+
+def _check_structural_node(node: dict[str, Any], declared: str, location: str) -> None:
+    preserves = node.get("x-kubernetes-preserve-unknown-fields") is True
+    if node.get("x-kubernetes-embedded-resource") is True:
+        if declared != "object":
+            _node_fail(
+                "type",
+                f"Invalid value: {_show(declared)}: must be object if"
+                " x-kubernetes-embedded-resource is true",
+            )
+        if not node.get("properties") and not preserves:
+            _node_fail(
+                "properties",
+                "Required value: must not be empty if"
+                " x-kubernetes-embedded-resource is true without"
+                " x-kubernetes-preserve-unknown-fields",
+            )
+    map_type = node.get("x-kubernetes-map-type")
+    if map_type:
+        if map_type not in ("granular", "atomic"):
+            _node_fail(
+                "x-kubernetes-map-type",
+                f'Unsupported value: {_show(map_type)}: supported values: "atomic", "granular"',
+            )
+        if declared != "object":
+            _node_fail(
+                "type",
+                f"Invalid value: {_show(declared)}: must be object if"
+                " x-kubernetes-map-type is specified",
+            )
+    _check_list_type(node, declared)
+    if node.get("default") is not None:
+        if location == "root":
+            node = {**node, "properties": {**_ROOT_IMPLICIT, **(node.get("properties") or {})}}
+        problem = value_problem(node["default"], node, "")
+        if problem is not None:
+            _node_fail("default", problem)
+
+
+def _check_list_type(node: dict[str, Any], declared: str) -> None:
+    list_type = node.get("x-kubernetes-list-type")
+    keys = node.get("x-kubernetes-list-map-keys") or []
+    if list_type:
+        if list_type not in ("atomic", "set", "map"):
+            _node_fail(
+                "x-kubernetes-list-type",
+                f'Unsupported value: {_show(list_type)}: supported values: "atomic", "set", "map"',
+            )
+        if declared != "array":
+            _node_fail(
+                "type",
+                f"Invalid value: {_show(declared)}: must be array if"
+                " x-kubernetes-list-type is specified",
+            )
+    if keys and list_type != "map":
+        _node_fail(
+            "x-kubernetes-list-type",
+            "Required value: must be map if x-kubernetes-list-map-keys is non-empty",
+        )
+    items = node.get("items")
+    if not isinstance(items, dict):
+        return
+    item_type = items.get("type") or ""
+    if list_type == "map":
+        if not keys:
+            _node_fail(
+                "x-kubernetes-list-map-keys",
+                "Required value: must not be empty if x-kubernetes-list-type is map",
+            )
+        if item_type != "object":
+            _node_fail(
+                "[] type",
+                f"Invalid value: {_show(item_type)}: must be object if parent"
+                " array's x-kubernetes-list-type is map",
+            )
+        if len(set(keys)) != len(keys):
+            _node_fail(
+                "x-kubernetes-list-map-keys",
+                f"Invalid value: {_show(keys)}: must not contain duplicate entries",
+            )
+        item_properties = items.get("properties") or {}
+        if any(key not in item_properties for key in keys):
+            _node_fail(
+                "x-kubernetes-list-map-keys",
+                f"Invalid value: {_show(keys)}: entries must all be names of item properties",
+            )
+        required = set(items.get("required") or [])
+        for key in keys:
+            key_node = item_properties[key] or {}
+            if (key_node.get("type") or "") not in ("string", "integer", "number", "boolean"):
+                _node_fail(
+                    f"[].{key} type",
+                    f"Invalid value: {_show(key_node.get('type') or '')}:"
+                    " must be a scalar type if parent array's x-kubernetes-list-type is map",
+                )
+            if key_node.get("nullable") is True:
+                _node_fail(
+                    f"[].{key} nullable",
+                    "Forbidden: this property is in"
+                    " x-kubernetes-list-map-keys, so it cannot be nullable",
+                )
+            if key not in required and key_node.get("default") is None:
+                _node_fail(
+                    f"[].{key} default",
+                    "Required value: this property is in"
+                    " x-kubernetes-list-map-keys, so it must have a default or be a"
+                    " required property",
+                )
+    if (
+        list_type == "set"
+        and item_type == "object"
+        and items.get("x-kubernetes-map-type") != "atomic"
+    ):
+        _node_fail(
+            "[] x-kubernetes-map-type",
+            f"Invalid value: {_show(items.get('x-kubernetes-map-type'))}: must be"
+            " atomic as item of a list with x-kubernetes-list-type=set",
+        )
+
+
+def _check_selectable_fields(fields: list[Any], root: Mapping[str, Any]) -> None:
+    if len(fields) > 8:
+        _fail("selectableFields", f"Too many: {len(fields)}: must have at most 8 items")
+    seen: set[str] = set()
+    for index, field in enumerate(fields):
+        path = (field or {}).get("jsonPath") or ""
+        where = f"selectableFields[{index}].jsonPath"
+        if not path:
+            _fail(where, "Required value")
+        if path in seen:
+            _fail(where, f"Duplicate value: {_show(path)}")
+        seen.add(path)
+        invalid = f"Invalid value: {_show(path)}: is an invalid path"
+        if not path.startswith("."):
+            _fail(where, f"{invalid}: expected [ or . but got: {path.split('.')[0]}")
+        if "[" in path:
+            _fail(where, f"{invalid}: array notation is not allowed")
+        node: Any = root
+        for name in path[1:].split("."):
+            properties = node.get("properties") or {}
+            if name in properties:
+                node = properties[name] or {}
+            elif isinstance(node.get("additionalProperties"), dict):
+                node = node["additionalProperties"]
+            else:
+                _fail(where, f"{invalid}: does not refer to a valid field")
+        if node.get("type") not in ("string", "boolean", "integer"):
+            _fail(
+                where,
+                f"Invalid value: {_show(path)}: must point to a field of type string,"
+                " boolean or integer. Enum string fields and strings with formats are allowed.",
+            )
+
+
+# Defaults ------------------------------------------------------------------------------------
+def value_problem(value: Any, node: Mapping[str, Any], at: str) -> str | None:
+    """Why the apiserver refuses value under node (a default), or None. Unknown fields count:
+    defaults must be pruned. ``at`` is the path below the default, for the message."""
+    prefix = f"default{at}" if at else ""
+    if value is None:
+        if node.get("nullable") is True:
+            return None
+        return _at(
+            prefix,
+            'Invalid value: "null":  in body must be of type '
+            f'{node.get("type") or "object"}: "null"',
+        )
+    declared = node.get("type") or ""
+    if node.get("x-kubernetes-int-or-string") is True:
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            return _at(prefix, f"Invalid value: {_show(value)}: must be int-or-string")
+    elif declared and not _has_type(value, declared):
+        got = _json_type(value)
+        return _at(prefix, f'Invalid value: "{got}":  in body must be of type {declared}: "{got}"')
+    enum = node.get("enum")
+    if enum and not any(schema.same_value(value, allowed) for allowed in enum):
+        supported = ", ".join(_show(allowed) for allowed in enum)
+        return _at(prefix, f"Unsupported value: {_show(value)}: supported values: {supported}")
+    if isinstance(value, str):
+        return _string_problem(value, node, prefix)
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return _number_problem(value, node, prefix)
+    if isinstance(value, list):
+        return _list_problem(value, node, at, prefix)
+    if isinstance(value, Mapping):
+        return _object_problem(value, node, at, prefix)
+    return None
+
+
+def _at(prefix: str, problem: str) -> str:
+    return f"{prefix}: {problem}" if prefix else problem
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
+        return "integer"
+    if isinstance(value, float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _has_type(value: Any, declared: str) -> bool:
+    got = _json_type(value)
+    return got == declared or (declared == "number" and got == "integer")
+
+
+def _string_problem(value: str, node: Mapping[str, Any], prefix: str) -> str | None:
+    length = len(value)
+    if node.get("maxLength") is not None and length > node["maxLength"]:
+        limit = node["maxLength"]
+        return _at(
+            prefix, f"Too long: may not be more than {limit} byte{'s' if limit != 1 else ''}"
+        )
+    if node.get("minLength") is not None and length < node["minLength"]:
+        return _at(
+            prefix,
+            f"Invalid value: {_show(value)}:  in body should be at least"
+            f" {node['minLength']} chars long",
+        )
+    pattern = node.get("pattern")
+    compiled = _compiled(pattern) if pattern else None
+    if compiled is not None and not compiled.search(value):
+        return _at(prefix, f"Invalid value: {_show(value)}:  in body should match '{pattern}'")
+    return None
+
+
+def _number_problem(value: float, node: Mapping[str, Any], prefix: str) -> str | None:
+    shown = f"Invalid value: {_number_text(value)}:  in body should be"
+    maximum, minimum = node.get("maximum"), node.get("minimum")
+    exclusive_max, exclusive_min = node.get("exclusiveMaximum"), node.get("exclusiveMinimum")
+    if maximum is not None and (value > maximum or (exclusive_max and value == maximum)):
+        bound = "less than" if exclusive_max else "less than or equal to"
+        return _at(prefix, f"{shown} {bound} {_number_text(maximum)}")
+    if minimum is not None and (value < minimum or (exclusive_min and value == minimum)):
+        bound = "greater than" if exclusive_min else "greater than or equal to"
+        return _at(prefix, f"{shown} {bound} {_number_text(minimum)}")
+    multiple = node.get("multipleOf")
+    if multiple and not _is_multiple(value, multiple):
+        return _at(prefix, f"{shown} a multiple of {_number_text(multiple)}")
+    return None
+
+
+def _is_multiple(value: float, multiple: float) -> bool:
+    quotient = value / multiple
+    return math.isclose(quotient, round(quotient), rel_tol=0, abs_tol=1e-9)
+
+
+def _list_problem(value: list[Any], node: Mapping[str, Any], at: str, prefix: str) -> str | None:
+    if node.get("maxItems") is not None and len(value) > node["maxItems"]:
+        return _at(prefix, f"Too many: {len(value)}: must have at most {node['maxItems']} items")
+    if node.get("minItems") is not None and len(value) < node["minItems"]:
+        return _at(
+            prefix,
+            f"Invalid value: {len(value)}:  in body should have at least {node['minItems']} items",
+        )
+    items = node.get("items")
+    if isinstance(items, Mapping):
+        for index, item in enumerate(value):
+            problem = value_problem(item, items, f"{at}[{index}]")
+            if problem is not None:
+                return problem
+    return None
+
+
+def _object_problem(
+    value: Mapping[str, Any], node: Mapping[str, Any], at: str, prefix: str
+) -> str | None:
+    properties = node.get("properties") or {}
+    additional = node.get("additionalProperties")
+    for name in node.get("required") or []:
+        if name not in value:
+            return _at(f"default{at}.{name}", "Required value")
+    if node.get("maxProperties") is not None and len(value) > node["maxProperties"]:
+        return _at(
+            prefix, f"Too many: {len(value)}: must have at most {node['maxProperties']} items"
+        )
+    if node.get("minProperties") is not None and len(value) < node["minProperties"]:
+        return _at(
+            prefix,
+            f"Invalid value: {len(value)}:  in body should have at least"
+            f" {node['minProperties']} properties",
+        )
+    for name, child in value.items():
+        if name in properties:
+            child_schema = properties[name]
+        elif isinstance(additional, Mapping):
+            child_schema = additional
+        elif additional is True or node.get("x-kubernetes-preserve-unknown-fields") is True:
+            continue
+        else:
+            return _at(
+                prefix or "default",
+                f"Invalid value: {_show(dict(value))}: must not have unknown fields",
+            )
+        problem = value_problem(child, child_schema, f"{at}.{name}")
+        if problem is not None:
+            return problem
+    return None
+
+
+# Go's RE2 syntax that Python's re spells otherwise or lacks; refused only where both agree.
+_GO_ONLY = (
+    (re.compile(r"\\[pP](\{[^}]*\}|[A-Za-z])"), "."),  # Unicode classes
+    (re.compile(r"\\z"), r"\\Z"),  # end of text
+    (re.compile(r"\(\?<(?=[A-Za-z_])"), "(?P<"),  # named groups, Go 1.22+
+    (re.compile(r"\[:\^?[a-z]+:\]"), "a"),  # POSIX classes inside brackets
+)
+_PERL_ONLY = re.compile(r"\(\?(?:[=!]|<[=!])|\\[1-9]")
+
+
+def _compiled(pattern: str) -> re.Pattern[str] | None:
+    translated = pattern
+    for go_syntax, python_syntax in _GO_ONLY:
+        translated = go_syntax.sub(python_syntax, translated)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return re.compile(translated)
+    except re.error:
+        return None
+
+
+# Python's re errors for patterns RE2 refuses too (others, such as a flag group mid-pattern,
+# are Python's alone).
+_REFUSED_BY_BOTH = (
+    "missing ), unterminated subpattern",
+    "unbalanced parenthesis",
+    "nothing to repeat",
+    "multiple repeat",
+    "unterminated character set",
+    "bad character range",
+)
+
+
+_REPEAT = re.compile(r"(?<!\\)\{(\d+)(?:,(\d*))?\}")
+_RE2_MAX_REPEAT = 1000
+
+
+def go_regexp_problem(pattern: str) -> str | None:
+    """Why Go's regexp (RE2) refuses pattern, where Python can tell; None otherwise."""
+    if _PERL_ONLY.search(pattern):
+        return "error parsing regexp: invalid or unsupported Perl syntax"
+    if re.search(r"(?<!\\)(?:\\\\)*\\Z", pattern):
+        return "error parsing regexp: invalid escape sequence: `\\Z`"
+    for match in _REPEAT.finditer(pattern):
+        low, high = int(match.group(1)), match.group(2)
+        bounds = [low] + ([int(high)] if high else [])
+        if max(bounds) > _RE2_MAX_REPEAT or (high and int(high) < low):
+            return f"error parsing regexp: invalid repeat count: `{match.group(0)}`"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            re.compile(pattern)
+    except re.error as error:
+        if any(str(error).startswith(known) for known in _REFUSED_BY_BOTH):
+            return f"error parsing regexp: {error.msg}"
+    return None
+
+
+# The whole CRD -------------------------------------------------------------------------------
+def check(body: Mapping[str, Any]) -> None:
+    """Raise CrdInvalid for the first problem the apiserver would refuse body for."""
+    metadata = body.get("metadata")
+    name = metadata.get("name") if isinstance(metadata, Mapping) else None
+    if not isinstance(name, str) or not name:
+        _fail("metadata.name", "Required value: name or generateName is required")
+    spec = body.get("spec")
+    if not isinstance(spec, Mapping):
+        _fail("spec", "Required value")
+    _decode_spec(spec)
+    _check_spec(name, spec)
+    for version in spec.get("versions") or []:
+        validation = (version or {}).get("schema") or {}
+        root = validation.get("openAPIV3Schema")
+        if root is None:
+            raise CrdInvalid(
+                "schema.openAPIV3Schema", "Required value", (version or {}).get("name")
+            )
+        status_enabled = ((version or {}).get("subresources") or {}).get("status") is not None
+        try:
+            _check_schema(root, status_enabled)
+            _check_selectable_fields((version or {}).get("selectableFields") or [], root)
+        except CrdInvalid as invalid:
+            raise CrdInvalid(invalid.where, invalid.problem, version.get("name")) from None
