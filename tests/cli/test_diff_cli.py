@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ import pytest
 import yaml
 
 from crd_builders import crd, field_crd
+from upgrade_guard.commands import options
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "chart-snippets" / "example-operator"
@@ -225,3 +227,31 @@ def test_rules_and_explain_cover_the_history_checks() -> None:
     explained = run("explain", "UG704")
     assert explained.returncode == 0 and explained.stdout.startswith("UG704 schema-changed")
     assert "Why it matters:" in explained.stdout and "UG705" not in explained.stdout
+
+
+def test_github_output_also_writes_the_markdown_report_to_the_job_summary(
+    tmp_path: Path,
+) -> None:
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    old, new = (str(EXAMPLE / "crds" / version) for version in ("1.0.0", "2.0.0"))
+    result = subprocess.run(
+        [sys.executable, "-m", "upgrade_guard", "diff", old, new, "--output", "github"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ, "GITHUB_STEP_SUMMARY": str(summary)},
+    )
+    assert result.returncode == 1, result.stderr
+    markdown = run("diff", old, new, "--output", "markdown").stdout
+    assert summary.read_text() == "earlier step\n" + markdown
+
+
+def test_job_summary_is_cut_at_a_line_to_fit_github_limit(tmp_path: Path) -> None:
+    summary = tmp_path / "summary.md"
+    options.write_step_summary(summary, "| a row |\n" * 200_000)
+    written = summary.read_bytes()
+    assert len(written) <= options.STEP_SUMMARY_LIMIT
+    assert written.endswith(b"--output json` has every finding._\n")
+    assert b"| a row |\n\n_Report cut at 1 MiB" in written

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from upgrade_guard.findings import Finding, Outcome, Severity
 from upgrade_guard.report import REPORTERS, text
@@ -160,4 +161,100 @@ def test_safe_outcome() -> None:
         "policy": "none (built-in defaults)",
         "summary": {"error": 0, "warning": 0, "info": 0, "excused": 0},
         "findings": [],
+        "groups": [],
     }
+
+
+def _max_length(crd: str, path: str) -> Finding:
+    return Finding(
+        "UG208", "bound-tightened", Severity.ERROR, crd, "v1", path,
+        "maxLength tightened: none -> <= 253", None, 253,
+    )  # fmt: skip
+
+
+REPEATED = Outcome(
+    findings=(
+        *(_max_length("a.example.com", f"spec.name{i}") for i in range(4)),
+        _max_length("b.example.com", "spec.name"),
+        OUTCOME.findings[3],
+    ),
+    crds_compared=2,
+)
+
+REPEATED_TEXT = """\
+Repeated changes
+  error   UG208 bound-tightened  5 times in 2 CRDs
+          maxLength tightened: none -> <= 253
+          at a.example.com v1 spec.name0
+             a.example.com v1 spec.name1
+             a.example.com v1 spec.name2
+             and 2 more
+
+b.example.com
+  error   UG105 served-version-removed
+          served version v1alpha1 removed
+
+policy: none (built-in defaults)
+upgrade-guard UNSAFE — 2 CRDs; 6 error, 0 warning, 0 info, 0 excused
+"""
+
+REPEATED_MARKDOWN = """\
+**upgrade-guard: unsafe** — 6 error, 0 warning, 0 info, 0 excused
+
+Policy: `none (built-in defaults)`
+
+### Repeated changes
+
+| severity | rule | times | CRDs | first places | finding |
+|---|---|---|---|---|---|
+| ❌ error | `UG208` bound-tightened | 5 | `a.example.com`, `b.example.com` | `a.example.com v1 spec.name0`, `a.example.com v1 spec.name1`, `a.example.com v1 spec.name2` and 2 more | maxLength tightened: none -> <= 253 |
+
+### `b.example.com`
+
+| severity | rule | version | path | finding |
+|---|---|---|---|---|
+| ❌ error | `UG105` served-version-removed |  |  | served version v1alpha1 removed |
+"""
+
+REPEATED_GITHUB = """\
+::error title=UG208 bound-tightened (5 times)::5 times in 2 CRDs: maxLength tightened: none -> <= 253; at a.example.com v1 spec.name0, a.example.com v1 spec.name1, a.example.com v1 spec.name2 and 2 more
+::error title=UG105 served-version-removed::b.example.com: served version v1alpha1 removed
+upgrade-guard: unsafe (6 error, 0 warning, 0 info, 0 excused; policy: none (built-in defaults))
+"""
+
+
+def test_identical_changes_are_one_entry_in_text_markdown_and_github() -> None:
+    assert REPORTERS["text"](REPEATED) == REPEATED_TEXT
+    assert REPORTERS["markdown"](REPEATED) == REPEATED_MARKDOWN
+    assert REPORTERS["github"](REPEATED) == REPEATED_GITHUB
+
+
+def test_json_keeps_every_finding_and_adds_the_groups() -> None:
+    document = json.loads(REPORTERS["json"](REPEATED))
+    assert len(document["findings"]) == 6
+    assert document["summary"]["error"] == 6
+    assert document["groups"] == [
+        {
+            "code": "UG208",
+            "rule": "bound-tightened",
+            "severity": "error",
+            "message": "maxLength tightened: none -> <= 253",
+            "excused": False,
+            "reason": None,
+            "old": None,
+            "new": 253,
+            "count": 5,
+            "crds": ["a.example.com", "b.example.com"],
+            "places": [
+                "a.example.com v1 spec.name0",
+                "a.example.com v1 spec.name1",
+                "a.example.com v1 spec.name2",
+            ],
+        }
+    ]
+
+
+def test_a_change_with_other_values_is_not_grouped() -> None:
+    other = replace(REPEATED.findings[0], new=128, message="maxLength tightened: none -> <= 128")
+    outcome = replace(REPEATED, findings=(REPEATED.findings[0], other))
+    assert json.loads(REPORTERS["json"](outcome))["groups"] == []

@@ -24,7 +24,7 @@ from upgrade_guard.policy import (
     PolicyError,
     canonical_number,
 )
-from upgrade_guard.report import REPORTERS, text
+from upgrade_guard.report import REPORTERS, markdown, text
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -133,3 +133,28 @@ def write_report(outcome: Outcome, output: Output) -> None:
         sys.stdout.write(text.render(outcome, color=color, width=width))
     else:
         sys.stdout.write(REPORTERS[output.value](outcome))
+    summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
+    if output is Output.github and summary_file:
+        write_step_summary(Path(summary_file), markdown.render(outcome))
+
+
+STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub refuses a larger job summary for a step
+_CUT_NOTE = "\n_Report cut at 1 MiB, GitHub's limit; `--output json` has every finding._\n"
+
+
+def write_step_summary(path: Path, report: str) -> None:
+    """Append the whole markdown report to the job summary, so nothing the annotations
+    drop (GitHub keeps 10 error annotations a step) is lost; cut at a line to fit 1 MiB."""
+    data = report.encode()
+    if len(data) > STEP_SUMMARY_LIMIT:
+        note = _CUT_NOTE.encode()
+        data = data[: STEP_SUMMARY_LIMIT - len(note)]
+        data = data[: data.rfind(b"\n") + 1] + note
+    try:
+        with path.open("ab") as summary:
+            summary.write(data)
+    except OSError as error:  # the report is out already: say so, keep the verdict's exit
+        typer.echo(
+            f"upgrade-guard: warning: GITHUB_STEP_SUMMARY {path}: cannot write: {error.strerror}",
+            err=True,
+        )

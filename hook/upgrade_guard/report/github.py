@@ -1,8 +1,11 @@
-"""GitHub Actions workflow commands: one annotation per finding, then a summary line."""
+"""GitHub Actions workflow commands: one annotation per repeated change (GitHub keeps only
+the first 10 error annotations of a step) and per other finding, then a summary line."""
 
 from __future__ import annotations
 
 from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.report import grouping
+from upgrade_guard.report.grouping import Group
 from upgrade_guard.report.json_report import summary
 
 _COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -16,20 +19,37 @@ def _property(text: str) -> str:
     return _escape(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def _annotation(finding: Finding) -> str:
+def _command(finding: Finding, title: str, text: str) -> str:
+    """One annotation, placed at the finding's line of the new CRD file when known."""
     command = "notice" if finding.excused else _COMMANDS[finding.severity]
-    where = " ".join(part for part in (finding.crd, finding.version, finding.path) if part)
-    message = finding.message + (f" (excused: {finding.excused})" if finding.excused else "")
-    title = f"{finding.code} {finding.rule}"
     place = ""
     if finding.location is not None:
         file, line = finding.location
         place = f"file={_property(file)},line={line},"
-    return f"::{command} {place}title={_property(title)}::{_escape(f'{where}: {message}')}"
+    message = text + (f" (excused: {finding.excused})" if finding.excused else "")
+    return f"::{command} {place}title={_property(title)}::{_escape(message)}"
+
+
+def _annotation(finding: Finding) -> str:
+    where = " ".join(part for part in (finding.crd, finding.version, finding.path) if part)
+    return _command(finding, f"{finding.code} {finding.rule}", f"{where}: {finding.message}")
+
+
+def _group_annotation(group: Group) -> str:
+    """A repeated change, placed at its first place."""
+    first, crds = group.first, len(group.crds)
+    where = f"{group.count} times in {crds} CRD{'' if crds == 1 else 's'}"
+    return _command(
+        first,
+        f"{first.code} {first.rule} ({group.count} times)",
+        f"{where}: {first.message}; at {group.places_line()}",
+    )
 
 
 def render(outcome: Outcome) -> str:
-    lines = [_annotation(finding) for finding in outcome.findings]
+    groups, singles = grouping.grouped(outcome.findings)
+    lines = [_group_annotation(group) for group in groups]
+    lines += [_annotation(finding) for finding in singles]
     lines += [f"{label}: {fact}" for label, fact in outcome.facts]
     counts = ", ".join(f"{n} {kind}" for kind, n in summary(outcome).items())
     lines.append(f"upgrade-guard: {outcome.verdict} ({counts}; policy: {outcome.policy})")

@@ -6,7 +6,13 @@
                       # "counters" and "notes" (README, What verify-history refuses)
      "summary": {"error": int, "warning": int, "info": int, "excused": int},
      "findings": [{"code", "rule", "severity", "crd", "version", "path", "message",
-                   "excused", "reason", "notes", "old", "new"}, ...]}
+                   "excused", "reason", "notes", "old", "new"}, ...],
+     "groups": [{"code", "rule", "severity", "message", "excused", "reason", "old", "new",
+                 "count", "crds", "places"}, ...]}
+
+``groups`` are the changes found at least twice (report/grouping.py), each once with its
+count, its CRDs and its first places ("crd version path"); every finding stays in
+``findings``.
 
 Every key is always present; version and path are null for CRD-level findings, reason is
 null unless the finding is excused.
@@ -18,6 +24,8 @@ import json
 from typing import Any
 
 from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.report import grouping
+from upgrade_guard.report.grouping import Group
 
 
 def finding_as_dict(finding: Finding) -> dict[str, Any]:
@@ -48,6 +56,23 @@ def summary(outcome: Outcome) -> dict[str, int]:
     return counts
 
 
+def group_as_dict(group: Group) -> dict[str, Any]:
+    first = group.first
+    return {
+        "code": first.code,
+        "rule": first.rule,
+        "severity": str(first.severity),
+        "message": first.message,
+        "excused": first.excused is not None,
+        "reason": first.excused,
+        "old": first.old,
+        "new": first.new,
+        "count": group.count,
+        "crds": group.crds,
+        "places": group.places(),
+    }
+
+
 def render(outcome: Outcome) -> str:
     document = {
         "verdict": outcome.verdict,
@@ -55,5 +80,6 @@ def render(outcome: Outcome) -> str:
         **outcome.details,
         "summary": summary(outcome),
         "findings": [finding_as_dict(finding) for finding in outcome.findings],
+        "groups": [group_as_dict(group) for group in grouping.grouped(outcome.findings)[0]],
     }
     return json.dumps(document, indent=2, default=str) + "\n"

@@ -1,12 +1,16 @@
-"""A report for a pull-request comment: a verdict line, then one table per CRD."""
+"""A report for a pull-request comment: a verdict line, a table of the changes that repeat,
+then one table per CRD."""
 
 from __future__ import annotations
 
 from itertools import groupby
 
 from upgrade_guard.findings import Finding, Outcome
+from upgrade_guard.report import grouping
+from upgrade_guard.report.grouping import Group
 from upgrade_guard.report.json_report import summary
 
+FIRST_CRDS = 5
 _ICONS = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
 
 
@@ -28,6 +32,22 @@ def _row(finding: Finding) -> str:
     )
 
 
+def _group_row(group: Group) -> str:
+    first = group.first
+    severity = "excused" if first.excused else str(first.severity)
+    message = first.message + (f" (excused: {first.excused})" if first.excused else "")
+    crds = ", ".join(f"`{crd}`" for crd in group.crds[:FIRST_CRDS])
+    if len(group.crds) > FIRST_CRDS:
+        crds += f" and {len(group.crds) - FIRST_CRDS} more"
+    places = ", ".join(f"`{place}`" for place in group.places())
+    if group.count > grouping.FIRST_PATHS:
+        places += f" and {group.count - grouping.FIRST_PATHS} more"
+    return (
+        f"| {_ICONS.get(severity, '✔️')} {severity} | `{first.code}` {first.rule}"
+        f" | {group.count} | {crds} | {places} | {_cell(message)} |"
+    )
+
+
 def render(outcome: Outcome) -> str:
     counts = summary(outcome)
     verdict = "**upgrade-guard: safe**" if outcome.safe else "**upgrade-guard: unsafe**"
@@ -35,7 +55,17 @@ def render(outcome: Outcome) -> str:
     lines += [f"Policy: `{outcome.policy}`", ""]
     if outcome.facts:
         lines += [f"- {label}: {_cell(fact)}" for label, fact in outcome.facts] + [""]
-    for crd, findings in groupby(outcome.findings, key=lambda f: f.crd):
+    groups, singles = grouping.grouped(outcome.findings)
+    if groups:
+        lines += [
+            "### Repeated changes",
+            "",
+            "| severity | rule | times | CRDs | first places | finding |",
+            "|---|---|---|---|---|---|",
+        ]
+        lines += [_group_row(group) for group in groups]
+        lines.append("")
+    for crd, findings in groupby(singles, key=lambda f: f.crd):
         lines += [
             f"### `{crd}`",
             "",

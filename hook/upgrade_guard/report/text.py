@@ -1,6 +1,6 @@
-"""The report a person reads: grouped by CRD, most severe first. Prose wraps at the width
-(80 columns when piped); a finding's head line (severity, code, rule, version, path) is never
-broken, so a long path stays whole and copyable."""
+"""The report a person reads: repeated changes once, then by CRD, most severe first. Prose
+wraps at the width (80 columns when piped); a finding's head line (severity, code, rule,
+version, path) is never broken, so a long path stays whole and copyable."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from rich.table import Table
 from rich.text import Text
 
 from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.report import grouping
+from upgrade_guard.report.grouping import Group
 from upgrade_guard.report.json_report import summary
 
 _STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -38,6 +40,29 @@ def _finding_lines(finding: Finding) -> list[RenderableType]:
     return lines
 
 
+def _group_lines(group: Group) -> list[RenderableType]:
+    first = group.first
+    label = "excused" if first.excused else str(first.severity)
+    style = "green" if first.excused else _STYLES[first.severity]
+    crds = len(group.crds)
+    head = Text("  ")
+    head.append(f"{label:<7}", style=style)
+    head.append(f" {first.code} {first.rule}", style="bold")
+    head.append(f"  {group.count} times in {crds} CRD{'' if crds == 1 else 's'}")
+    lines: list[RenderableType] = [head, _indented(first.message)]
+    if first.excused:
+        lines.append(_indented(f"excused: {first.excused}", style="green"))
+    places = group.places()
+    more = group.count - len(places)
+    lines += [
+        _indented(f"{'at' if index == 0 else '  '} {place}", style="dim")
+        for index, place in enumerate(places)
+    ]
+    if more:
+        lines.append(_indented(f"   and {more} more", style="dim"))
+    return lines
+
+
 def render(outcome: Outcome, color: bool, width: int = 80) -> str:
     buffer = io.StringIO()
     console = Console(
@@ -56,7 +81,14 @@ def render(outcome: Outcome, color: bool, width: int = 80) -> str:
             facts.add_row(f"{label}:", fact)
         console.print(facts)
         console.print()
-    for crd, findings in groupby(outcome.findings, key=lambda f: f.crd):
+    groups, singles = grouping.grouped(outcome.findings)
+    if groups:
+        console.print(Text("Repeated changes", style="bold underline"))
+        for group in groups:
+            for line in _group_lines(group):
+                console.print(line)
+        console.print()
+    for crd, findings in groupby(singles, key=lambda f: f.crd):
         console.print(Text(crd, style="bold underline"))
         for finding in findings:
             head, *prose = _finding_lines(finding)

@@ -1,0 +1,78 @@
+"""Identical changes told once: a change that repeats at many paths (a real upgrade adds
+``maxLength: 253`` at 420) is one entry with its count, its CRDs and its first few paths.
+
+Findings are identical when they have the same rule, message, old and new values, severity
+and excuse. Only changes found at least twice are grouped; the rest stay single findings.
+The verdict and the counts are the findings', never the groups'.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from upgrade_guard.findings import Finding
+
+FIRST_PATHS = 3
+
+
+@dataclass(frozen=True)
+class Group:
+    findings: tuple[Finding, ...]
+
+    @property
+    def first(self) -> Finding:
+        return self.findings[0]
+
+    @property
+    def count(self) -> int:
+        return len(self.findings)
+
+    @property
+    def crds(self) -> list[str]:
+        return sorted({finding.crd for finding in self.findings})
+
+    def places(self, limit: int = FIRST_PATHS) -> list[str]:
+        """Where the first ``limit`` findings are: CRD, version and path."""
+        return [
+            " ".join(part for part in (f.crd, f.version, f.path) if part)
+            for f in self.findings[:limit]
+        ]
+
+    def places_line(self) -> str:
+        """The first places and how many more, for one line of a report."""
+        more = self.count - FIRST_PATHS
+        return ", ".join(self.places()) + (f" and {more} more" if more > 0 else "")
+
+
+def _key(finding: Finding) -> tuple[str, ...]:
+    def canonical(value: object) -> str:
+        return json.dumps(value, sort_keys=True, default=str)
+
+    return (
+        finding.code,
+        finding.message,
+        str(finding.severity),
+        finding.excused or "",
+        canonical(finding.old),
+        canonical(finding.new),
+    )
+
+
+def grouped(findings: tuple[Finding, ...]) -> tuple[list[Group], list[Finding]]:
+    """The repeated changes (what still refuses first, most severe first, then the most
+    frequent) and the findings that are not repeated, in their order."""
+    by_key: dict[tuple[str, ...], list[Finding]] = {}
+    for finding in findings:
+        by_key.setdefault(_key(finding), []).append(finding)
+    groups = sorted(
+        (Group(tuple(same)) for same in by_key.values() if len(same) > 1),
+        key=lambda group: (
+            group.first.excused is not None,
+            -group.first.severity,
+            -group.count,
+            group.first.code,
+        ),
+    )
+    repeated = {id(finding) for group in groups for finding in group.findings}
+    return groups, [finding for finding in findings if id(finding) not in repeated]
