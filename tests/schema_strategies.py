@@ -24,7 +24,7 @@ JSON = dict[str, Any]
 Path = tuple[str, ...]  # property names; "[]" for array items, "*" for map values
 
 NAMES = ("alpha", "beta", "gamma", "delta", "mode", "size", "tags", "items")
-WORDS = ("a", "b", "ab", "red", "green", "blue", "Fast", "x-1", "", "zz9", "héllo", "日本")
+WORDS = ("a", "b", "ab", "red", "green", "blue", "Fast", "x-1", "", "zz9", "héllo", "日本", "ab\n")
 FORMATS = (
     *("uuid", "date-time", "date", "duration", "byte", "ipv4", "cidr", "hostname"),
     *("email", "uri", "k8s-short-name", "int32", "password"),
@@ -72,7 +72,7 @@ def _scalar_schemas() -> st.SearchStrategy[JSON]:
             "maxLength": st.integers(1, 6),
             "minLength": st.integers(0, 2),
             "enum": st.lists(st.sampled_from(WORDS[:6]), min_size=1, max_size=3, unique=True),
-            "pattern": st.sampled_from(("^[a-z]+$", "^[a-z0-9-]*$", "b")),
+            "pattern": st.sampled_from(("^[a-z]+$", "^[a-z0-9-]*$", "b", "^[[:alpha:]]+$")),
             "format": st.sampled_from(FORMATS),
             "nullable": st.just(True),
         },
@@ -264,7 +264,7 @@ def _edit(draw: st.DrawFn, spec: JSON) -> tuple[str, Path] | None:
         if "pattern" in node and draw(st.booleans()):
             del node["pattern"]
         else:
-            node["pattern"] = draw(st.sampled_from(("^[a-z]+$", "^a", "[0-9]")))
+            node["pattern"] = draw(st.sampled_from(("^[a-z]+$", "^a", "[0-9]", "^[[:alnum:]]*$")))
     elif what == "format":
         node["format"] = draw(st.sampled_from(FORMATS))
     elif what == "type":

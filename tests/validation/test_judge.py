@@ -243,3 +243,24 @@ def test_input_is_never_modified() -> None:
     before = repr(value)
     judge.Judge(root({}), KUBE).judge(value)
     assert repr(value) == before
+
+
+def test_pattern_python_cannot_read_is_not_evaluated() -> None:
+    """RE2 syntax Python's re refuses (Unicode classes) is reported, never taken as matched."""
+    schema = root({"s": {**STR, "pattern": "^\\p{L}+$"}, "t": {**STR, "pattern": "^a"}})
+    found = judge.Judge(schema, KUBE).judge(stored({"s": "abc", "t": "abc"}))
+    assert [(n.path, n.rule) for n in found.create.not_evaluated] == [("spec.s", "^\\p{L}+$")]
+
+
+@pytest.mark.parametrize(
+    ("pattern", "value", "refused"),
+    [
+        ("^[[:alpha:]]+$", "abc", False),  # a POSIX class, as RE2 reads it
+        ("^[[:alpha:]]+$", "ab1", True),
+        ("^[a-z]+$", "abc", False),
+        ("^[a-z]+$", "abc\n", True),  # RE2's $ is the end of the text, not of a line
+    ],
+)
+def test_patterns_read_as_re2(pattern: str, value: str, refused: bool) -> None:
+    schema = root({"s": {**STR, "pattern": pattern}})
+    assert judge.Judge(schema, KUBE).judge(stored({"s": value})).create.refused is refused

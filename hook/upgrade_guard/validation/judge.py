@@ -151,11 +151,14 @@ class Judge:
         old: Any,
         correlation: Correlation | None,
     ) -> Attempt:
+        unchecked = list(self.openapi.unchecked)
+        self.openapi.unchecked.clear()
         if any(v.check in _BLOCKING or v.detail == "Required value" for v in found):
-            return Attempt(tuple(sorted(found)), (), rules_skipped=True)
+            return Attempt(tuple(sorted(found)), tuple(sorted(unchecked)), rules_skipped=True)
         outcome = self.rules.evaluate(obj, old, correlation)
         return Attempt(
-            tuple(sorted(found + outcome.violations)), tuple(sorted(outcome.not_evaluated))
+            tuple(sorted(found + outcome.violations)),
+            tuple(sorted(unchecked + outcome.not_evaluated)),
         )
 
 

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 from collections.abc import Iterator
 from functools import lru_cache
 from typing import Any
 
 from . import formats, values
 from .correlation import Correlation
-from .violations import Violation
+from .violations import NotEvaluated, Violation
 
 _TYPE_NAMES = {
     "object": dict,
@@ -27,14 +28,54 @@ _TYPE_NAMES = {
 }
 
 
+_POSIX_CLASSES = {
+    "alpha": "a-zA-Z",
+    "digit": "0-9",
+    "alnum": "a-zA-Z0-9",
+    "upper": "A-Z",
+    "lower": "a-z",
+    "space": " \\t\\n\\r\\f\\v",
+    "xdigit": "0-9A-Fa-f",
+    "word": "\\w",
+}
+
+
 @lru_cache(maxsize=4096)
 def _pattern(pattern: str) -> re.Pattern[str] | None:
-    """ECMA/RE2 pattern as Python's re reads it; None when Python cannot read it (the
-    value is then reported unchecked by the caller)."""
-    try:
-        return re.compile(pattern)
-    except re.error:
-        return None
+    """A pattern (Go's RE2 syntax, as the apiserver compiles it) as Python's re reads it:
+    POSIX classes such as ``[[:alpha:]]`` spelled out, ``\\z`` as ``\\Z``. None when Python
+    cannot read it the same way (the value is then reported unchecked by the caller)."""
+    spelled = re.sub(r"\[:(\w+):\]", lambda m: _POSIX_CLASSES.get(m[1], m[0]), pattern)
+    translated = _end_of_text(spelled)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "possible nested set": a meaning RE2 does not give
+        try:
+            return re.compile(translated)
+        except (re.error, FutureWarning):
+            return None
+
+
+def _end_of_text(pattern: str) -> str:
+    """RE2's ``$`` and ``\\z`` match only at the end of the text; Python's ``$`` also
+    before a final newline, so both become ``\\Z`` (outside character classes)."""
+    out: list[str] = []
+    in_class = escaped = False
+    for char in pattern:
+        if escaped:
+            out.append("Z" if char == "z" and not in_class else char)
+            escaped = False
+        elif char == "\\":
+            out.append(char)
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+            out.append(char)
+        elif char == "[":
+            in_class = True
+            out.append(char)
+        else:
+            out.append("\\Z" if char == "$" else char)
+    return "".join(out)
 
 
 def type_matches(value: Any, type_name: str) -> bool:
@@ -123,7 +164,8 @@ class OpenAPIValidator:
 
     def __init__(self, kube_version: tuple[int, int]) -> None:
         self.kube_version = kube_version
-        self.unchecked_patterns: set[str] = set()
+        # Patterns Python's re cannot read, checked nowhere: never counted as matched.
+        self.unchecked: list[NotEvaluated] = []
         self._nodes: dict[int, _Node] = {}
 
     def validate(
@@ -247,7 +289,9 @@ class OpenAPIValidator:
         if node.pattern is not None:
             compiled = _pattern(node.pattern)
             if compiled is None:
-                self.unchecked_patterns.add(node.pattern)
+                self.unchecked.append(
+                    NotEvaluated(path, node.pattern, "pattern not readable by Python's re")
+                )
             elif not compiled.search(value):
                 found.append(Violation(path, "pattern", f"should match '{node.pattern}'"))
         if node.format is not None and not node.format(value):
