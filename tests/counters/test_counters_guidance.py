@@ -4,6 +4,7 @@ keeps its annotations out of Helm conditionals."""
 
 from __future__ import annotations
 
+import re
 import shlex
 
 import pytest
@@ -170,3 +171,16 @@ def test_stamp_goes_above_a_conditional_inside_annotations() -> None:
         "  annotations:\n",
         '  annotations:\n    upgrade-guard.io/crd-schema-version: "1"\n',
     )
+
+
+def test_verify_history_github_annotations_point_into_the_work_tree(repo: GitRepo) -> None:
+    repo.release(widget(size={"type": "string", "enum": ["s", "m"]}), schema_version=1)
+    repo.write_crd(widget(size={"type": "string", "enum": ["s"]}))
+    repo.stamp(2)
+    done = repo.ug("verify-history", "crds", "--output", "github")
+    assert done.returncode == 1
+    annotation = next(line for line in done.stdout.splitlines() if "UG207" in line)
+    text = (repo.root / "crds" / "widgets.example.com.yaml").read_text().splitlines()
+    match = re.match(r"::error file=crds/widgets\.example\.com\.yaml,line=(\d+),", annotation)
+    assert match, annotation
+    assert text[int(match.group(1)) - 1].strip() == "size:"

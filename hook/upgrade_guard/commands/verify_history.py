@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Annotated
 
 import typer
@@ -9,7 +10,7 @@ import typer
 from upgrade_guard.commands import options
 from upgrade_guard.counters import digest
 from upgrade_guard.counters.history import Side, verify_history
-from upgrade_guard.load import git_tree
+from upgrade_guard.load import git_tree, locations
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.policy import Policy
 
@@ -76,5 +77,9 @@ def verify_history_command(
         result = verify_history(before, after, chosen, trees.reason, directory)
     except digest.DigestError as error:
         raise LoadError(str(error)) from None
-    options.write_report(result.outcome, output)
+    outcome = result.outcome
+    if output is options.Output.github:
+        placed = locations.located(outcome.findings, after.crds, repository.root)
+        outcome = replace(outcome, findings=placed)
+    options.write_report(outcome, output)
     raise typer.Exit(int(result.outcome.exit_code))

@@ -96,19 +96,23 @@ def _line(document: yaml.MappingNode, version: str | None, path: str | None) -> 
     return line + 1
 
 
-def located(findings: Sequence[Finding], crds: Mapping[str, Crd]) -> tuple[Finding, ...]:
-    """findings with ``location`` (file, line) set where the new CRD file shows them."""
+def located(
+    findings: Sequence[Finding], crds: Mapping[str, Crd], root: Path | None = None
+) -> tuple[Finding, ...]:
+    """findings with ``location`` (file, line) set where the new CRD file shows them. With
+    root, the CRDs' files are paths relative to it (a git work tree), shown as they are."""
     by_file: dict[str, list[int]] = {}
     for index, finding in enumerate(findings):
         crd = crds.get(finding.crd)
-        if crd is not None and Path(crd.source.file).is_file():
+        if crd is not None and ((root or Path()) / crd.source.file).is_file():
             by_file.setdefault(crd.source.file, []).append(index)
     result = list(findings)
     for file, indexes in by_file.items():
         relative = os.path.relpath(file)
-        shown = file if relative.startswith("..") else relative  # GitHub wants repo paths
+        shown = file if root is not None or relative.startswith("..") else relative
         try:
-            documents = {_name(d): d for d in _crd_documents(Path(file).read_text("utf-8"))}
+            text = ((root or Path()) / file).read_text("utf-8")
+            documents = {_name(d): d for d in _crd_documents(text)}
         except (OSError, UnicodeDecodeError, yaml.YAMLError):
             continue
         for index in indexes:
