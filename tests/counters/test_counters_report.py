@@ -84,6 +84,7 @@ def test_json_keys_are_always_present() -> None:
             "notes",
             "summary",
             "findings",
+            "groups",
         ]
         assert list(document["schema"]) == [
             "baseline_version",
