@@ -2,12 +2,14 @@
 go-yaml v2, the reader kubectl and the apiserver use), run on files put into a scratch chart.
 
 The chart's one template prints, for every file, ``# <path>\\t<.Files.Get | fromYaml |
-toJson>``; ``fromYaml`` reports a reading error as ``{"Error": "..."}``. Numbers come back
+toJson | b64enc>`` (base64, so no character read can break the output's lines); ``fromYaml``
+reports a reading error as ``{"Error": "..."}``. Numbers come back
 through JSON (float64), so compare them numerically (``first_difference``).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import os
@@ -24,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 IN_CI = os.environ.get("CI", "").lower() == "true"
 BUILD = "tools/kube-testenv/build.sh"
 _TEMPLATE = """{{- range $path, $_ := .Files.Glob "files/**" }}
-# {{ $path }}\t{{ $.Files.Get $path | fromYaml | toJson }}
+# {{ $path }}\t{{ $.Files.Get $path | fromYaml | toJson | b64enc }}
 {{- end }}
 """
 
@@ -86,7 +88,7 @@ def read_with_helm(helm: Path, files: Mapping[str, bytes | Path]) -> dict[str, A
         if not line.startswith("# files/"):
             continue
         path, _, text = line[2:].partition("\t")
-        value = json.loads(text)
+        value = json.loads(base64.b64decode(text))
         if isinstance(value, dict) and set(value) == {"Error"}:
             value = HelmError(value["Error"])
         found[names[path]] = value

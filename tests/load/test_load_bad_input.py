@@ -43,6 +43,8 @@ CASES: dict[str, tuple[bytes, str]] = {
     "infinity": (b"a: .inf\n", "cannot be represented in JSON"),
     "null-key": (b"~: a\n", "null mapping key"),
     "bad-tag-value": (b"a: !!int abc\n", "cannot decode"),
+    "escaped-slash": (b'a: "x\\/"\n', "line 1, column 4: found unknown escape character"),
+    "lone-surrogate": (b'a: "\\ud800"\n', "line 1, column 7: found invalid Unicode character"),
 }
 
 

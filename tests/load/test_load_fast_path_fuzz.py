@@ -1,10 +1,11 @@
-"""The fast (rapidyaml) path never reads a stream differently from the faithful (libyaml) one.
+"""Both YAML paths read generated YAML as Kubernetes does, and the fast one as the faithful one.
 
 Generated YAML mixes what tells YAML 1.1 from 1.2 (``on``, ``010``, ``~``, ``inf``, ``<<``),
 quoting styles and escapes, block scalars, flow and block collections, comments, anchors,
-tags and document markers, some of it invalid. Wherever the fast path gives an answer, the
-faithful path must give the same one (values, types and lines), and must not refuse the
-stream.
+tags and document markers, some of it invalid. Wherever the fast (rapidyaml) path gives an
+answer, the faithful (libyaml) path must give the same one (values, types and lines), and
+must not refuse the stream; and a batch of single documents goes through helm's own reader
+(helm_oracle), which both paths must agree with: the same value, or both refuse.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from helm_oracle import first_difference
+import pytest
+from helm_oracle import HelmError, first_difference, read_with_helm, require_helm
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -41,6 +43,11 @@ ESCAPES = [
     "\\/",
     "\\u00e9",
     "\\U0001F600",
+    "\\ud800",
+    "\\uDFFF",
+    "\\ud83d\\ude00",
+    "\\U0000D800",
+    "\\\\/",
 ]
 
 
@@ -100,7 +107,7 @@ def _block(node: Any, indent: int, draw: Any) -> str:
 
 
 @st.composite
-def documents(draw: Any) -> bytes:
+def documents(draw: Any, most: int = 3) -> bytes:
     tree = st.recursive(
         scalars,
         lambda children: st.one_of(
@@ -110,7 +117,7 @@ def documents(draw: Any) -> bytes:
         max_leaves=12,
     )
     streams = []
-    for index in range(draw(st.integers(1, 3))):
+    for index in range(draw(st.integers(1, most))):
         body = draw(st.dictionaries(keys, tree, min_size=1, max_size=4))
         lines = [f"{key}:{_block(value, 2, draw)}" for key, value in body.items()]
         marker = draw(st.sampled_from(["---\n", "--- # doc\n", ""] if index == 0 else ["---\n"]))
@@ -170,3 +177,50 @@ def test_fast_path_reads_as_faithful_path(data: bytes) -> None:
     assert [line for line, _ in fast] == [line for line, _ in faithful], data
     for (_, ours), (_, theirs) in zip(fast, faithful, strict=True):
         assert _strict_equal(ours, theirs), f"{first_difference(ours, theirs)}\n{data.decode()}"
+
+
+HELD_TO_HELM = 400
+
+
+@pytest.mark.cluster
+def test_both_paths_read_as_helm_does() -> None:
+    """Neither path reads a value where helm refuses the document or reads another value.
+
+    Refusing what helm reads is failing closed, and allowed: libyaml checks the whole stream
+    where go-yaml v2's Unmarshal stops after the first document, and refuses a redefined
+    anchor. helm's fromYaml reads one document and only into a mapping: single documents
+    here, and only mappings are compared.
+    """
+    helm = require_helm()
+    drawn: list[bytes] = []
+
+    @settings(
+        max_examples=HELD_TO_HELM,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(documents(most=1))
+    def draw(data: bytes) -> None:
+        drawn.append(data)
+
+    draw()
+    theirs = read_with_helm(helm, {str(index): data for index, data in enumerate(drawn)})
+    wrong = []
+    for index, data in enumerate(drawn):
+        expected = theirs[str(index)]
+        fast = read_fast(data, yaml_reader.MAX_DEPTH, yaml_reader.plain_differs)
+        try:
+            faithful: Any = list(yaml_reader.read_documents_faithful(data))
+        except yaml_reader.YamlError:
+            continue  # refused: failing closed (and the fast path must then decline)
+        for path, read in (("faithful", faithful), ("fast", fast)):
+            if read is None or len(read) != 1 or not isinstance(read[0][1], dict):
+                continue
+            if isinstance(expected, HelmError):
+                wrong.append(f"{path} reads what helm refuses ({expected}):\n{data.decode()}")
+            elif difference := first_difference(read[0][1], expected):
+                wrong.append(f"{path}: {difference}:\n{data.decode()}")
+    assert not wrong, f"{len(wrong)} of {len(drawn)} read otherwise than helm:\n" + "\n".join(
+        wrong[:5]
+    )

@@ -1,4 +1,4 @@
-"""Files, directories and standard input to YAML documents, each with its source."""
+"""Files, directories and standard input to JSON or YAML documents, each with its source."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from upgrade_guard.crd import Source
-from upgrade_guard.load.yaml_reader import YamlError, read_documents
+from upgrade_guard.load.json_reader import JsonError, read_stream, starts_as_json
+from upgrade_guard.load.yaml_reader import MAX_DEPTH, YamlError, read_documents
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 STDIN = "-"
@@ -122,16 +123,24 @@ def _gunzipped(name: str, data: bytes, limit: int) -> bytes:
     return content
 
 
+def _values(name: str, data: bytes) -> Iterator[tuple[int, Any]]:
+    """(first line, value) per document: JSON when the input starts with "{", else YAML,
+    as kubectl decides."""
+    if starts_as_json(data):
+        return read_stream(data, MAX_DEPTH, read_documents)
+    _check_utf8(name, data)
+    return read_documents(data)
+
+
 def documents_of(name: str, data: bytes, max_bytes: int = DEFAULT_MAX_BYTES) -> Iterator[Document]:
     """Every document of one input's bytes (gzip-compressed or not); a problem is a
     LoadError naming the input."""
     if data.startswith(GZIP_MAGIC):
         data = _gunzipped(name, data, max_bytes)
-    _check_utf8(name, data)
     try:
-        for index, (line, body) in enumerate(read_documents(data)):
+        for index, (line, body) in enumerate(_values(name, data)):
             yield Document(Source(name, index), line, body)
-    except YamlError as error:
+    except (YamlError, JsonError) as error:
         raise LoadError(f"{name}: {error}") from None
     except UnicodeDecodeError as error:
         raise LoadError(f"{name}: not UTF-8 text ({error.reason})") from None

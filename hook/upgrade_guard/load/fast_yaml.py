@@ -7,6 +7,10 @@ and the caller uses the faithful libyaml path. The reasoning:
 - Quoted and block scalars are strings in both. rapidyaml's JSON keeps them strings,
   except that it rewrites infinities and NaNs (even a plain ``inf``) as ``".inf"``,
   ``"-.inf"``, ``".nan"``: a file where those show takes the faithful path.
+- Escapes: a double-quoted scalar may hold only escapes from a list that both decode the
+  same (``_KNOWN_ESCAPE``; go-yaml v2 refuses ``\\/`` and surrogate code points, which
+  rapidyaml reads). Every place a double-quoted scalar may open is looked at; any other
+  backslash in one sends the file to the faithful path, whatever the escape is.
 - A plain scalar that Kubernetes reads as a string (``differs`` is false for it) is that
   same string in rapidyaml's JSON. rapidyaml writes a plain scalar as a bare JSON number
   or literal only where it is a decimal number (no hex, octal or ``_``: those stay strings)
@@ -29,8 +33,9 @@ and the caller uses the faithful libyaml path. The reasoning:
   message.
 
 Every check over-approximates from the text first (cheap byte searches) and looks at
-rapidyaml's tree only where the text cannot rule a case out. Tests compare this path with
-the faithful one over the corpus and over generated YAML.
+rapidyaml's tree only where the text cannot rule a case out, each in time linear in the
+document. Tests compare this path with the faithful one over the corpus and over generated
+YAML, and both with helm's own reader.
 """
 
 from __future__ import annotations
@@ -95,6 +100,14 @@ _NOT_QUOTES_OR_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
 _BLOCK_BEFORE = frozenset(b"\n:?-")
 _ANY_BEFORE = frozenset(b"\n:?-[{,")
 _INT64_MIN, _UINT64_END = -(2**63), 2**64
+# The escapes rapidyaml decodes as go-yaml v2 does (held to helm's reader in tests/load):
+# a double-quoted scalar with any other (go-yaml v2 refuses "\/" and surrogate code points,
+# which rapidyaml reads) sends the file to libyaml.
+_KNOWN_ESCAPE = re.compile(
+    rb"\\(?:[\\\"ntrbf _NLP]|x[0-9a-fA-F]{2}"
+    rb"|u(?![dD][89a-fA-F])[0-9a-fA-F]{4}"
+    rb"|U000(?!0[dD][89a-fA-F])[0-9a-fA-F]{5}|U0010[0-9a-fA-F]{4})"
+)
 
 
 class _Fallback(Exception):
@@ -313,23 +326,29 @@ def _closing_quote(source: bytes, opening: int) -> int:
         at += 1
 
 
-def _multiline_key_possible(source: bytes) -> bool:
-    """Whether a quoted implicit key might go over two lines (libyaml refuses it,
-    rapidyaml does not). A quoted scalar opens where a node may start; if it closes on a
-    later line and a ":" follows (block context), it may be such a key. In flow context
-    the collection would go past its line, which is refused on its own."""
+def _quoted_scalar_for_libyaml(source: bytes) -> bool:
+    """Whether a quoted scalar might be an implicit key over two lines (libyaml refuses
+    it, rapidyaml does not), or a double-quoted one might hold an escape other than
+    _KNOWN_ESCAPE. A quoted scalar opens where a node may start (node properties are
+    ruled out separately); if it closes on a later line and a ":" follows (block context),
+    it may be such a key. In flow context the collection would go past its line, which is
+    refused on its own."""
     for opening in _node_starts(source, b"\"'", _ANY_BEFORE):
         closing = _closing_quote(source, opening)
+        if closing == -1:
+            continue
+        if source.find(b"\n", opening, closing) != -1 and _KEY_COLON.match(source, closing + 1):
+            return True
         if (
-            closing != -1
-            and source.find(b"\n", opening, closing) != -1
-            and _KEY_COLON.match(source, closing + 1)
+            source[opening] == 0x22
+            and source.find(b"\\", opening, closing) != -1
+            and b"\\" in _KNOWN_ESCAPE.sub(b"", source[opening:closing])
         ):
             return True
     return False
 
 
-def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
+def _read_one(piece: bytes, max_depth: int, differs: Any) -> Any:
     with _quiet_stderr():
         tree = ryml.parse_in_arena(piece)
     if not tree.is_map(tree.root_id()):
@@ -337,12 +356,12 @@ def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
     # A flow collection starts where a block node may; anchors, aliases and tags (node
     # properties) start where any node may. The text tells where these cannot be; where
     # they might, the tree says.
-    flow = _may_start(source, b"[{", _BLOCK_BEFORE)
+    flow = _may_start(piece, b"[{", _BLOCK_BEFORE)
     # In flow context "[ { ," come before a node too: only on the lines where a flow
     # collection may start (one going past its line is refused on its own, below).
     flow_lines = list(_flow_lines(piece)) if flow else []
     # libyaml refuses keys longer than 1024 characters or over two lines.
-    if _long_key_possible(piece) or _multiline_key_possible(piece):
+    if _long_key_possible(piece) or _quoted_scalar_for_libyaml(piece):
         raise _Fallback
     properties = _may_start(piece, b"&*!", _BLOCK_BEFORE) or any(
         _may_start(line, b"&*!", _ANY_BEFORE) for line in flow_lines
@@ -373,7 +392,7 @@ def _read_one(source: bytes, piece: bytes, max_depth: int, differs: Any) -> Any:
     if len(differing) > _MAX_SEARCHES:  # each is a search of the source: keep it linear
         raise _Fallback
     for text in differing:
-        if text.encode() not in source:  # not the source's text: leave it to libyaml
+        if text.encode() not in piece:  # not the source's text: leave it to libyaml
             raise _Fallback
         if _plain_may_stand(piece, text, _BLOCK_BEFORE) or any(
             _plain_may_stand(line, text, _ANY_BEFORE) for line in flow_lines
@@ -437,7 +456,7 @@ def read_fast(data: bytes | str, max_depth: int, differs: Any) -> list[tuple[int
                 continue
             line += source.count(b"\n", counted, start + content.start())
             counted = start + content.start()
-            documents.append((line, _read_one(source, piece[body_at:], max_depth, differs)))
+            documents.append((line, _read_one(piece[body_at:], max_depth, differs)))
     except (_Fallback, RecursionError, ValueError, RuntimeError):
         return None
     except Exception as error:

@@ -16,7 +16,8 @@ wins (each rule below is checked against helm's reader in tests/load):
   formatted as Go's float32 ``%g``); null keys, integer keys beyond int64 and ``.inf``/``.nan``
   values cannot become JSON and are errors, as in Kubernetes;
 - explicit tags resolve as go-yaml v2 does (``!!int "010"`` is 8, ``!!str 010`` is "010",
-  ``!!binary`` is decoded, a value that does not fit its tag is an error).
+  ``!!binary`` is decoded, a value that does not fit its tag is an error);
+- the escape ``\\/`` (YAML 1.2, read by libyaml) is an error, as in go-yaml v2.
 
 Most files take a fast path (rapidyaml, see fast_yaml) that provably reads the same; the rest,
 and every error message, come from libyaml (PyYAML's C parser, of which go-yaml v2 is a port)
@@ -71,6 +72,7 @@ _YAML_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9
 _DOT_FLOAT = re.compile(r"\.[0-9]+(?:_[0-9]+)*(?:[eE][-+]?[0-9]+(?:_[0-9]+)*)?\Z")
 _TIMESTAMP_START = re.compile(r"[0-9]{4}-")
 _INT64_MIN, _INT64_END, _UINT64_END = -(2**63), 2**63, 2**64
+_ESCAPE = re.compile(r"\\(.)", re.DOTALL)
 
 
 class YamlError(ValueError):
@@ -141,7 +143,7 @@ class _Loader(CParser, _Resolver):
         _Resolver.__init__(self)
 
 
-def _where(node: yaml.Node) -> str:
+def _where(node: yaml.Node | yaml.Token) -> str:
     return f"line {node.start_mark.line + 1}, column {node.start_mark.column + 1}"
 
 
@@ -339,7 +341,34 @@ def describe(error: yaml.YAMLError, first_line: int = 0) -> str:
     return str(error).splitlines()[0]
 
 
+def _refuse_escaped_slash(data: bytes | str) -> None:
+    """go-yaml v2 refuses the escape "\\/" in a double-quoted scalar; libyaml reads "/"."""
+    if isinstance(data, bytes):
+        bom16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
+        text = data.decode("utf-16" if bom16 else "utf-8-sig")
+    else:
+        text = data
+    if "\\/" not in text:
+        return
+    scanner = CParser(data)
+    try:
+        while scanner.check_token():
+            token = scanner.get_token()
+            if not isinstance(token, yaml.ScalarToken) or token.style != '"':
+                continue
+            raw = text[token.start_mark.index : token.end_mark.index]
+            if any(escape == "/" for escape in _ESCAPE.findall(raw)):
+                raise YamlError(
+                    f'{_where(token)}: found unknown escape character "/" in a quoted scalar'
+                )
+    except yaml.YAMLError:
+        return  # the loader reports it
+    finally:
+        scanner.dispose()
+
+
 def _faithful(data: bytes | str) -> Iterator[tuple[int, Any]]:
+    _refuse_escaped_slash(data)
     loader = _Loader(data)
     try:
         while loader.check_node():

@@ -1,0 +1,155 @@
+"""JSON read the way Kubernetes reads it: Go's encoding/json, as the apiserver decodes bodies.
+
+kubectl and helm's kube client decide by content (apimachinery's YAMLOrJSONDecoder): a stream
+whose first non-space character is ``{`` is a sequence of JSON values; where one is not
+valid JSON, that value and everything after it are read as YAML. Where Python's ``json``
+and Go's decoder differ, Go's reading is followed (each case is held to kubectl and the real
+apiserver by tests/load and tests/cluster):
+
+- a duplicate key: the last one wins (the apiserver warns and stores the last);
+- an integer beyond int64 is a float64 (``1e3`` is the float 1000.0, as in YAML);
+- a number beyond float64 (``1e400``) is refused; ``NaN`` and ``Infinity`` are not JSON;
+- invalid UTF-8 is replaced by U+FFFD byte by byte, a lone surrogate escape (``"\\ud800"``)
+  by one U+FFFD, as Go's ``unquote`` does;
+- nesting deeper than max_depth is refused, as the YAML reader refuses it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+_INT64_MIN, _INT64_END = -(2**63), 2**63
+# Only a run of 19 or more digits can be an integer beyond int64; without one the default
+# (faster) integer reading is Go's. Runs are found as zeros after mapping digits to "0".
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGITS = b"0" * 19
+# A \u escape of a surrogate: only then can a string hold a lone one.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SPACE = re.compile(r"[ \t\n\r]*")
+_NOT_BRACKETS_OR_QUOTES = bytes(b for b in range(256) if b not in b'[]{}"')
+
+
+class JsonError(ValueError):
+    """JSON Kubernetes would refuse; the message says where."""
+
+
+def _go_replace(error: UnicodeError) -> tuple[str, int]:
+    # Go's utf8.DecodeRune consumes one byte of an invalid sequence; Python's "replace"
+    # would take the longest invalid prefix as one.
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    return "\ufffd", error.start + 1
+
+
+codecs.register_error("upgrade-guard-go-utf8", _go_replace)
+
+
+def go_text(data: bytes) -> tuple[str, bool]:
+    """data as Go reads a JSON body (UTF-8, each invalid byte one U+FFFD), and whether it
+    was valid UTF-8."""
+    try:
+        return data.decode(), True
+    except UnicodeDecodeError:
+        return data.decode("utf-8", errors="upgrade-guard-go-utf8"), False
+
+
+def starts_as_json(data: bytes) -> bool:
+    """Whether Kubernetes reads data as JSON: its first non-space character is ``{``."""
+    return data.lstrip()[:1] == b"{"
+
+
+def _go_int(text: str) -> int | float:
+    value = int(text)
+    return value if _INT64_MIN <= value < _INT64_END else float(value)
+
+
+def _go_float(text: str) -> float:
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise JsonError(f"cannot read the number {text} as a float64")
+    return value
+
+
+def _not_json(text: str) -> Any:
+    # Python's json reads NaN and Infinity; for Go they are not JSON (so YAML reads them).
+    raise json.JSONDecodeError(f"{text} is not JSON", text, 0)
+
+
+def _without_surrogates(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_surrogates(item) for item in value]
+    return value
+
+
+def nested_deeper_than(json_text: bytes, max_depth: int) -> bool:
+    """Whether valid JSON nests arrays and objects more than max_depth deep."""
+    if b'\\"' in json_text:  # drop escaped backslashes, then escaped quotes
+        json_text = json_text.replace(b"\\\\", b"").replace(b'\\"', b"")
+    # What is left between quotes is strings: every other piece.
+    brackets = b"".join(json_text.translate(None, _NOT_BRACKETS_OR_QUOTES).split(b'"')[::2])
+    for _ in range(max_depth):
+        if not brackets:
+            return False
+        brackets = brackets.replace(b"{}", b"").replace(b"[]", b"")
+    return bool(brackets)
+
+
+def _decoder(data: bytes) -> Callable[[str, int], tuple[Any, int]]:
+    return json.JSONDecoder(
+        parse_int=_go_int if _LONG_DIGITS in data.translate(_DIGITS_AS_ZERO) else None,
+        parse_float=_go_float,
+        parse_constant=_not_json,
+    ).raw_decode
+
+
+def _read_values(data: bytes, text: str, max_depth: int) -> tuple[list[tuple[int, Any]], int]:
+    """(first line, value) for each JSON value at the start of text (data decoded), and
+    where the first one that is not valid JSON starts (len(text) when all are)."""
+    decode = _decoder(data)
+    surrogates = b"\\u" in data and _SURROGATE_ESCAPE.search(text) is not None
+    values: list[tuple[int, Any]] = []
+    at = _SPACE.match(text).end()  # type: ignore[union-attr]
+    line = 1 + text.count("\n", 0, at)
+    while at < len(text):
+        try:
+            value, end = decode(text, at)
+        except json.JSONDecodeError:
+            return values, at
+        except RecursionError:
+            raise JsonError(f"line {line}: nested deeper than {max_depth} levels") from None
+        except JsonError as error:
+            raise JsonError(f"line {line}: {error}") from None
+        values.append((line, _without_surrogates(value) if surrogates else value))
+        following = _SPACE.match(text, end).end()  # type: ignore[union-attr]
+        line += text.count("\n", at, following)
+        at = following
+    return values, at
+
+
+def read_stream(
+    data: bytes, max_depth: int, read_yaml: Callable[[bytes], Iterator[tuple[int, Any]]]
+) -> Iterator[tuple[int, Any]]:
+    """(first line, value) per document of a stream that starts as JSON: the JSON values,
+    then, from the first value that is not valid JSON, read_yaml's documents of the rest."""
+    text, utf8 = go_text(data)
+    values, rest_at = _read_values(data, text, max_depth)
+    json_part = data if rest_at == len(text) else text[:rest_at].encode()
+    if nested_deeper_than(json_part, max_depth):
+        raise JsonError(f"nested deeper than {max_depth} levels")
+    yield from values
+    if rest_at == len(text):
+        return
+    if not utf8:  # the YAML reader refuses what is not UTF-8
+        raise JsonError("not UTF-8 text, and not all of it JSON")
+    offset = text.count("\n", 0, rest_at)
+    for line, value in read_yaml(text[rest_at:].encode()):
+        yield line + offset, value

@@ -1,0 +1,81 @@
+"""JSON is read as JSON, as Kubernetes reads it: one test per place Python's json and Go's
+encoding/json differ (json_cases, held to the apiserver by tests/cluster/test_json_reading),
+kubectl's choice between JSON and YAML, and every corpus CRD reads the same from JSON as
+from YAML."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from json_cases import CASES, REFUSED, Case, body, read_back
+
+from corpus import CORPUS, projects, require_corpus, tags
+from upgrade_guard.load.documents import LoadError, documents_of, load_documents
+
+
+def _read(data: bytes) -> list[tuple[int, Any]]:
+    return [(document.line, document.body) for document in documents_of("f.json", data)]
+
+
+def _strictly_equal(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(_strictly_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(_strictly_equal, a, b))
+    return bool(a == b)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
+def test_json_reads_as_the_apiserver_does(case: Case) -> None:
+    if case.annotations_read is REFUSED:
+        with pytest.raises(LoadError, match=r"f\.json: line 1: cannot read the number"):
+            _read(body(case))
+        return
+    [(line, crd)] = _read(body(case))
+    assert line == 1
+    annotations, default = read_back(crd)
+    assert _strictly_equal(annotations, case.annotations_read)
+    assert _strictly_equal(default, case.default_read)
+
+
+# Streams as kubectl v1.35 reads them (kubectl create --dry-run=client -o json): JSON when
+# the first non-space character is "{", and from a value that is not JSON on, YAML.
+STREAMS: list[tuple[bytes, list[tuple[int, Any]] | str]] = [
+    (b'  \n {"a":1}\n{"b":2}\n\n{"c":[3]}', [(2, {"a": 1}), (3, {"b": 2}), (5, {"c": [3]})]),
+    (b'{"a":1}\n---\nb: on\n', [(1, {"a": 1}), (3, {"b": True})]),
+    (b'{"a": on, "b": 010}', [(1, {"a": True, "b": 8})]),  # not JSON: YAML
+    (b'{"a": NaN}', [(1, {"a": "NaN"})]),  # NaN is not JSON; YAML reads a string
+    (b'{"a":1} trailing', [(1, {"a": 1}), (1, "trailing")]),
+    (b'a: {"b": 1}\n---\n{"c": "\\/"}\n', "found unknown escape character"),  # YAML throughout
+    (b'{"a":1}\n---\n\xff: x\n', "not UTF-8"),
+    (b'{"a":' + b"[" * 201 + b"]" * 201 + b"}", "nested deeper than 200 levels"),
+    (b'{"a":"\\"[[[\\\\"}', [(1, {"a": '"[[[\\'})]),  # brackets in strings are not nesting
+]
+
+
+@pytest.mark.parametrize(("data", "expected"), STREAMS, ids=[repr(d[:24]) for d, _ in STREAMS])
+def test_json_or_yaml_as_kubectl_decides(data: bytes, expected: Any) -> None:
+    if isinstance(expected, str):
+        with pytest.raises(LoadError, match=expected):
+            _read(data)
+    else:
+        assert _read(data) == expected
+
+
+PROJECTS = projects() or ["(corpus absent)"]
+
+
+@pytest.mark.parametrize("project", PROJECTS)
+def test_corpus_reads_the_same_from_json(project: str) -> None:
+    """Every document of every tag, written as minified JSON, reads back exactly (same
+    keys in the same order, same types), so goldens do not depend on the input format."""
+    require_corpus()
+    for tag in tags(project):
+        for document in load_documents(str(CORPUS / project / tag)):
+            data = json.dumps(document.body, separators=(",", ":"), ensure_ascii=False).encode()
+            [(_, again)] = _read(data)
+            assert _strictly_equal(again, document.body), document.source
