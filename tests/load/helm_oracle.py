@@ -130,3 +130,14 @@ def first_difference(ours: Any, theirs: Any, path: str = "") -> str | None:
     else:
         same = type(ours) is type(theirs) and ours == theirs
     return None if same else f"{path or '.'}: ours {ours!r}, Kubernetes {theirs!r}"
+
+
+def strictly_equal(a: Any, b: Any) -> bool:
+    """Equal in value, type (1 is not 1.0) and key order, all the way down."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(strictly_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list):
+        return len(a) == len(b) and all(map(strictly_equal, a, b))
+    return bool(a == b)

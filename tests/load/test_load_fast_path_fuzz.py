@@ -14,7 +14,13 @@ import json
 from typing import Any
 
 import pytest
-from helm_oracle import HelmError, first_difference, read_with_helm, require_helm
+from helm_oracle import (
+    HelmError,
+    first_difference,
+    read_with_helm,
+    require_helm,
+    strictly_equal,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -154,16 +160,6 @@ def _mutate(text: str, draw: Any) -> str:
     return "\n".join(lines)
 
 
-def _strict_equal(a: Any, b: Any) -> bool:
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_strict_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(_strict_equal, a, b))
-    return bool(a == b)
-
-
 @settings(max_examples=800, deadline=None, suppress_health_check=list(HealthCheck))
 @given(documents())
 def test_fast_path_reads_as_faithful_path(data: bytes) -> None:
@@ -176,7 +172,7 @@ def test_fast_path_reads_as_faithful_path(data: bytes) -> None:
         raise AssertionError(f"fast path read what libyaml refuses ({error}):\n{data!r}") from None
     assert [line for line, _ in fast] == [line for line, _ in faithful], data
     for (_, ours), (_, theirs) in zip(fast, faithful, strict=True):
-        assert _strict_equal(ours, theirs), f"{first_difference(ours, theirs)}\n{data.decode()}"
+        assert strictly_equal(ours, theirs), f"{first_difference(ours, theirs)}\n{data.decode()}"
 
 
 HELD_TO_HELM = 400

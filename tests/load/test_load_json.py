@@ -9,6 +9,7 @@ import json
 from typing import Any
 
 import pytest
+from helm_oracle import strictly_equal
 from json_cases import CASES, REFUSED, Case, body, read_back
 
 from corpus import CORPUS, projects, require_corpus, tags
@@ -17,16 +18,6 @@ from upgrade_guard.load.documents import LoadError, documents_of, load_documents
 
 def _read(data: bytes) -> list[tuple[int, Any]]:
     return [(document.line, document.body) for document in documents_of("f.json", data)]
-
-
-def _strictly_equal(a: Any, b: Any) -> bool:
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return list(a) == list(b) and all(_strictly_equal(a[k], b[k]) for k in a)
-    if isinstance(a, list):
-        return len(a) == len(b) and all(map(_strictly_equal, a, b))
-    return bool(a == b)
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case.name for case in CASES])
@@ -38,8 +29,8 @@ def test_json_reads_as_the_apiserver_does(case: Case) -> None:
     [(line, crd)] = _read(body(case))
     assert line == 1
     annotations, default = read_back(crd)
-    assert _strictly_equal(annotations, case.annotations_read)
-    assert _strictly_equal(default, case.default_read)
+    assert strictly_equal(annotations, case.annotations_read)
+    assert strictly_equal(default, case.default_read)
 
 
 # Streams as kubectl v1.35 reads them (kubectl create --dry-run=client -o json): JSON when
@@ -78,4 +69,4 @@ def test_corpus_reads_the_same_from_json(project: str) -> None:
         for document in load_documents(str(CORPUS / project / tag)):
             data = json.dumps(document.body, separators=(",", ":"), ensure_ascii=False).encode()
             [(_, again)] = _read(data)
-            assert _strictly_equal(again, document.body), document.source
+            assert strictly_equal(again, document.body), document.source

@@ -49,7 +49,7 @@ def _go_replace(error: UnicodeError) -> tuple[str, int]:
 codecs.register_error("upgrade-guard-go-utf8", _go_replace)
 
 
-def go_text(data: bytes) -> tuple[str, bool]:
+def _go_text(data: bytes) -> tuple[str, bool]:
     """data as Go reads a JSON body (UTF-8, each invalid byte one U+FFFD), and whether it
     was valid UTF-8."""
     try:
@@ -90,7 +90,7 @@ def _without_surrogates(value: Any) -> Any:
     return value
 
 
-def nested_deeper_than(json_text: bytes, max_depth: int) -> bool:
+def _nested_deeper_than(json_text: bytes, max_depth: int) -> bool:
     """Whether valid JSON nests arrays and objects more than max_depth deep."""
     if b'\\"' in json_text:  # drop escaped backslashes, then escaped quotes
         json_text = json_text.replace(b"\\\\", b"").replace(b'\\"', b"")
@@ -115,7 +115,6 @@ def _read_values(data: bytes, text: str, max_depth: int) -> tuple[list[tuple[int
     """(first line, value) for each JSON value at the start of text (data decoded), and
     where the first one that is not valid JSON starts (len(text) when all are)."""
     decode = _decoder(data)
-    surrogates = b"\\u" in data and _SURROGATE_ESCAPE.search(text) is not None
     values: list[tuple[int, Any]] = []
     at = _SPACE.match(text).end()  # type: ignore[union-attr]
     line = 1 + text.count("\n", 0, at)
@@ -128,7 +127,7 @@ def _read_values(data: bytes, text: str, max_depth: int) -> tuple[list[tuple[int
             raise JsonError(f"line {line}: nested deeper than {max_depth} levels") from None
         except JsonError as error:
             raise JsonError(f"line {line}: {error}") from None
-        values.append((line, _without_surrogates(value) if surrogates else value))
+        values.append((line, value))
         following = _SPACE.match(text, end).end()  # type: ignore[union-attr]
         line += text.count("\n", at, following)
         at = following
@@ -140,11 +139,13 @@ def read_stream(
 ) -> Iterator[tuple[int, Any]]:
     """(first line, value) per document of a stream that starts as JSON: the JSON values,
     then, from the first value that is not valid JSON, read_yaml's documents of the rest."""
-    text, utf8 = go_text(data)
+    text, utf8 = _go_text(data)
     values, rest_at = _read_values(data, text, max_depth)
     json_part = data if rest_at == len(text) else text[:rest_at].encode()
-    if nested_deeper_than(json_part, max_depth):
+    if _nested_deeper_than(json_part, max_depth):
         raise JsonError(f"nested deeper than {max_depth} levels")
+    if b"\\u" in data and _SURROGATE_ESCAPE.search(text):
+        values = [(line, _without_surrogates(value)) for line, value in values]
     yield from values
     if rest_at == len(text):
         return
