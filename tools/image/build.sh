@@ -39,9 +39,10 @@ mirrors=(
   "deb http://deb.debian.org/debian $suite-updates main"
   "deb http://deb.debian.org/debian-security $suite-security main"
 )
-# Only the interpreter; no docs, manuals or translations (as the slim Python images).
+# minbase is what debian:bookworm-slim (the python:*-slim-bookworm base) is made of, runtime
+# libraries such as libstdc++ included; plus the interpreter; no docs, manuals, translations.
 mmdebstrap_args=(
-  --variant=essential --include=python3
+  --variant=minbase --include=python3
   --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*'
   --dpkgopt='path-exclude=/usr/share/locale/*' --dpkgopt='path-exclude=/usr/share/info/*'
 )
