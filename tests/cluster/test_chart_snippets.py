@@ -4,7 +4,11 @@ from the real image (tools/image/build.sh) under the chart's own security contex
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -12,6 +16,7 @@ import pytest
 import yaml
 
 from testenv import GUARD_IMAGE, Cluster, Image, JobRunner, ToolRunner
+from upgrade_guard.load.bundle import BUNDLE_LIMIT
 
 REPO = Path(__file__).resolve().parents[2]
 SNIPPETS = REPO / "chart-snippets"
@@ -181,3 +186,28 @@ def test_flux_keeps_the_guard_in_front_of_crds_shipped_in_templates(gitops_bin: 
     assert release["kind"] == "HelmRelease"
     assert release["spec"]["install"]["crds"] == "Create"
     assert release["spec"]["upgrade"]["crds"] == "Skip"
+
+
+def test_a_bundle_at_packs_limit_fits_the_release_secret_and_half_as_much_again_does_not(
+    cluster: Cluster, namespace: str, helm: ToolRunner, tmp_path: Path
+) -> None:
+    """What `pack`'s size limit rests on: Helm stores the bundle twice (chart file and hook
+    manifest) in the release Secret, which the apiserver caps at 1 MiB."""
+    sizes = {"at-limit": BUNDLE_LIMIT, "over": BUNDLE_LIMIT * 3 // 2}
+    for name, size in sizes.items():
+        chart = tmp_path / name
+        shutil.copytree(EXAMPLE / "1.0.0", chart)  # follows charts/upgrade-guard's symlink
+        shutil.rmtree(chart / "templates" / "crds")  # only the bundle's size is at stake
+        noise = gzip.compress(os.urandom(size), compresslevel=0)[:size]  # incompressible
+        (chart / "upgrade-guard" / "crds.json.gz").write_bytes(noise)
+        result = helm("install", name, str(chart), "-n", namespace, "--no-hooks")
+        if name == "at-limit":
+            assert result.returncode == 0, show(result)
+            secret = cluster.admin.get(
+                f"/api/v1/namespaces/{namespace}/secrets/sh.helm.release.v1.{name}.v1"
+            )
+            stored = len(base64.b64decode(secret["data"]["release"]))
+            assert 2 * size < stored < 1024 * 1024
+        else:
+            assert result.returncode != 0
+            assert "may not be more than 1048576 bytes" in result.stderr, show(result)
