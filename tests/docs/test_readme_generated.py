@@ -14,7 +14,7 @@ import pytest
 
 from upgrade_guard import rules
 from upgrade_guard.lifecycle.rules.base import LifecycleRule
-from upgrade_guard.rules.base import HistoryCheck, Rule
+from upgrade_guard.rules.base import HistoryCheck, HookCheck, Rule
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
@@ -37,7 +37,7 @@ def diff_rules() -> str:
         ["code", "name", "default", "ratcheted from 1.30"],
         [
             [r.code, r.name, str(r.severity), r.ratcheting]
-            for r in _of(lambda r: not isinstance(r, HistoryCheck | LifecycleRule))
+            for r in _of(lambda r: not isinstance(r, HistoryCheck | LifecycleRule | HookCheck))
         ],
     )
 
@@ -48,6 +48,16 @@ def history_checks() -> str:
         [
             [r.code, r.name, str(r.severity), r.summary]
             for r in _of(lambda r: isinstance(r, HistoryCheck))
+        ],
+    )
+
+
+def hook_checks() -> str:
+    return _table(
+        ["code", "name", "default", "flags"],
+        [
+            [r.code, r.name, str(r.severity), r.summary]
+            for r in _of(lambda r: isinstance(r, HookCheck))
         ],
     )
 
@@ -68,6 +78,7 @@ def example_output() -> str:
 PARTS: dict[str, Callable[[], str]] = {
     "the diff rules": diff_rules,
     "verify-history's checks": history_checks,
+    "the hook's checks": hook_checks,
     "the example output": example_output,
 }
 

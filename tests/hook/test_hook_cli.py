@@ -52,3 +52,22 @@ def test_an_unloadable_kubeconfig_is_exit_3(tmp_path: Path) -> None:
     assert done.returncode == 3, done.stderr
     assert "cannot load cluster configuration" in done.stderr
     assert log.startswith("upgrade-guard CANNOT DECIDE (exit 3)")
+
+
+@pytest.mark.parametrize(("severity", "exit_code"), [("error", 1), ("warning", 3)])
+def test_the_policy_sets_the_hook_checks_severity(
+    tmp_path: Path, severity: str, exit_code: int
+) -> None:
+    """A stale image refuses by default (exit 1, before any cluster read); the policy can make
+    it a warning, and then the hook goes on to the cluster (here: none, exit 3)."""
+    crds = Path(__file__).parents[2] / "chart-snippets" / "example-operator" / "crds" / "2.0.0"
+    table = tmp_path / "images.yaml"
+    table.write_text('images: {"1.0.0": {controller-state-version: 2}}\n')
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(f"rules: {{image-mismatch: {severity}}}\n")
+    done, _ = hook(tmp_path, "--crds", str(crds), "--counter", "controller-state-version=3",
+                   "--controller-image", "op:1.0.0", "--image-table", str(table),
+                   "--policy", str(policy))  # fmt: skip
+    assert done.returncode == exit_code, done.stdout + done.stderr
+    if severity == "error":
+        assert "UG602" in done.stdout

@@ -57,7 +57,7 @@ class TcpProxy:
                     if not data:
                         return
                     peers[sock].sendall(data)
-        except OSError:
+        except (OSError, ValueError):  # ValueError: cut() closed a socket under select()
             return
         finally:
             client.close()

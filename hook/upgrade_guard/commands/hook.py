@@ -13,6 +13,7 @@ import enum
 import sys
 import time
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -169,9 +170,9 @@ def hook(
     except (LoadError, PolicyError, options.UsageProblem) as error:
         log.write(f"upgrade-guard BAD INPUT (exit 2): {error}\n")
         raise
-    pairing = live.pairing_findings(facts, chosen)
-    if pairing:
-        _emit(Outcome(tuple(pairing)), phase, len(chart), output, "", log)
+    pairing = history.under_policy(live.pairing_findings(facts, chosen), chosen)
+    if any(finding.refuses for finding in pairing):
+        _emit(Outcome(tuple(pairing), 0, chosen.source), phase, len(chart), output, "", log)
     # Imported here: the kubernetes client takes a third of a second to import, and only the
     # hook talks to a cluster.
     from upgrade_guard.cluster.client import ClusterError
@@ -184,6 +185,7 @@ def hook(
         outcome = _judge(
             chart, cluster.crds, chosen, cluster.server_version, facts, cluster.written_state
         )
+        outcome = replace(outcome, findings=tuple(pairing) + outcome.findings)
         if evidence_limit and outcome.findings:
             outcome = _with_evidence(
                 outcome,
@@ -261,5 +263,7 @@ def _judge(
         before, after, history.scoped_to_release(policy, live_crds, chart), server_version
     )
     state = live.LiveFacts(facts.chart_counters, written_state=written)
-    own = live.schema_findings(after, before, policy) + live.state_findings(state)
+    own = history.under_policy(
+        live.schema_findings(after, before, policy) + live.state_findings(state), policy
+    )
     return Outcome(tuple(own) + compared.findings, compared.crds_compared, policy.source)

@@ -521,7 +521,7 @@ def verify_history(
         _check_counter(counter, baseline, candidate, findings)
         for counter in _counters_in_play(policy, baseline, candidate)
     )
-    judged = _under_policy(findings, policy) + engine_findings
+    judged = under_policy(findings, policy) + engine_findings
     result = History(
         baseline=baseline.label,
         candidate=candidate.label,
@@ -550,7 +550,7 @@ def described(history: History) -> History:
     return replace(history, outcome=replace(history.outcome, facts=facts, details=details))
 
 
-def _under_policy(findings: list[Finding], policy: Policy) -> list[Finding]:
+def under_policy(findings: list[Finding], policy: Policy) -> list[Finding]:
     """The checks' findings with the policy's severities (``rules: {UG704: warning}``)."""
     judged = []
     for finding in findings:

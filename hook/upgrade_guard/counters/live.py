@@ -20,7 +20,7 @@ from typing import Any
 
 from upgrade_guard.counters.history import annotations_of, stamped_number
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Finding, Severity
+from upgrade_guard.findings import Finding
 from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
     SCHEMA_VERSION,
@@ -28,48 +28,20 @@ from upgrade_guard.policy import (
     PolicyError,
     canonical_number,
 )
+from upgrade_guard.rules import (
+    already_applied,
+    first_adoption,
+    image_mismatch,
+    image_unknown,
+    schema_below_live,
+    schema_version_collision,
+    state_below_written,
+)
+from upgrade_guard.rules.base import HookCheck
 
 ALL_CRDS = "(all CRDs)"
 SHOWN_NAMES = 5
 
-
-@dataclass(frozen=True)
-class Check:
-    code: str
-    name: str
-    summary: str
-
-
-IMAGE_UNKNOWN = Check(
-    "UG601", "image-unknown", "the controller image is not in the chart's image table"
-)
-IMAGE_MISMATCH = Check(
-    "UG602", "image-mismatch", "the controller image does not go with this chart's counters"
-)
-SCHEMA_BELOW_LIVE = Check(
-    "UG603", "schema-below-live", "the live CRD carries a newer schema version than the chart"
-)
-SCHEMA_VERSION_COLLISION = Check(
-    "UG604", "schema-version-collision", "a live CRD carries the chart's version with another spec"
-)
-STATE_BELOW_WRITTEN = Check(
-    "UG605", "state-below-written", "the cluster holds state newer than this release reads"
-)
-FIRST_ADOPTION = Check(
-    "UG606", "first-adoption", "live CRDs without a schema version (adopted now)"
-)
-ALREADY_APPLIED = Check(
-    "UG607", "already-applied", "live CRDs equal the chart's: nothing left to guard"
-)
-CHECKS: tuple[Check, ...] = (
-    IMAGE_UNKNOWN,
-    IMAGE_MISMATCH,
-    SCHEMA_BELOW_LIVE,
-    SCHEMA_VERSION_COLLISION,
-    STATE_BELOW_WRITTEN,
-    FIRST_ADOPTION,
-    ALREADY_APPLIED,
-)
 
 _DIGEST_REF = re.compile(r"@(sha256:[0-9a-f]{64})\Z")
 _TAG = re.compile(r":([\w][\w.-]{0,127})\Z")
@@ -157,14 +129,10 @@ class LiveFacts:
 
 
 def _finding(
-    check: Check,
-    message: str,
-    crd: str = ALL_CRDS,
-    severity: Severity = Severity.ERROR,
-    old: Any = None,
-    new: Any = None,
+    rule: HookCheck, message: str, crd: str = ALL_CRDS, old: Any = None, new: Any = None
 ) -> Finding:
-    return Finding(check.code, check.name, severity, crd, None, None, message, old, new)
+    """A finding at the rule's default severity; the hook applies the policy's after."""
+    return Finding(rule.code, rule.name, rule.severity, crd, None, None, message, old, new)
 
 
 def _listed(names: Sequence[str]) -> str:
@@ -194,7 +162,7 @@ def pairing_findings(facts: LiveFacts, policy: Policy) -> list[Finding]:
     if entry is None:
         return [
             _finding(
-                IMAGE_UNKNOWN,
+                image_unknown.RULE,
                 f"the values deploy {image}, which the chart's image table ({table.source})"
                 f" does not list; {hint}",
                 new=image,
@@ -207,7 +175,7 @@ def pairing_findings(facts: LiveFacts, policy: Policy) -> list[Finding]:
     has = ", ".join(f"{n} {v if v is not None else 'none'}" for n, v in sorted(wrong.items()))
     return [
         _finding(
-            IMAGE_MISMATCH,
+            image_mismatch.RULE,
             f"the values deploy {image} ({key}: {has}), but {hint}",
             old=dict(compiled),
             new=wanted,
@@ -239,7 +207,7 @@ def schema_findings(
         if live_version > mine:
             findings.append(
                 _finding(
-                    SCHEMA_BELOW_LIVE,
+                    schema_below_live.RULE,
                     f"the live CRD is at schema version {live_version}, the chart's at {mine}:"
                     " a newer release wrote this schema",
                     crd=name,
@@ -250,7 +218,7 @@ def schema_findings(
         elif live_version == mine and not same_spec:
             findings.append(
                 _finding(
-                    SCHEMA_VERSION_COLLISION,
+                    schema_version_collision.RULE,
                     f"the live CRD and the chart both say schema version {mine} but their specs"
                     " differ: one of them was changed without a bump",
                     crd=name,
@@ -259,19 +227,17 @@ def schema_findings(
     if unversioned:
         findings.append(
             _finding(
-                FIRST_ADOPTION,
+                first_adoption.RULE,
                 f"{len(unversioned)} live CRD(s) carry no {key} ({_listed(unversioned)}):"
                 " compared by schema only, adopted by this release",
-                severity=Severity.INFO,
             )
         )
     if applied:
         findings.append(
             _finding(
-                ALREADY_APPLIED,
+                already_applied.RULE,
                 f"{len(applied)} live CRD(s) already equal the chart's ({_listed(applied)}):"
                 " nothing left to guard for these CRDs",
-                severity=Severity.INFO,
             )
         )
     return findings
@@ -297,7 +263,7 @@ def state_findings(facts: LiveFacts) -> list[Finding]:
     highest = newer[0].version
     return [
         _finding(
-            STATE_BELOW_WRITTEN,
+            state_below_written.RULE,
             f"{len(newer)} place(s) hold state written at controller-state-version up to"
             f" {highest}; this release reads {reads}: {_listed([s.holder for s in newer])}",
             old=highest,

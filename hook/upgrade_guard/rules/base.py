@@ -72,3 +72,9 @@ class EngineRule(Rule):
 class HistoryCheck(Rule):
     """A check verify-history makes of the schema version and the other counters between a
     baseline commit and the candidate; its docstring says what it refuses."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HookCheck(Rule):
+    """A check the cluster hook makes besides the engine's: the chart against its image and
+    against what the cluster holds; its docstring says what it refuses."""

@@ -1,0 +1,24 @@
+"""UG601 image-unknown
+
+What it flags: the values deploy a controller image (`--controller-image`) whose digest and
+tag the chart's image table (`--image-table`) does not list.
+
+Why it matters: the guard cannot tell which counters that image compiles, so it cannot tell
+whether it reads what this chart's CRDs and stored state hold. It fails closed.
+
+Allowed: an image listed in the table; add a new image's tag or digest to the chart's table
+when it is released.
+"""
+
+from __future__ import annotations
+
+from upgrade_guard.findings import Severity
+from upgrade_guard.rules.base import HookCheck
+
+RULE = HookCheck(
+    code="UG601",
+    name="image-unknown",
+    severity=Severity.ERROR,
+    summary="The controller image the values deploy is not in the chart's image table.",
+    doc=__doc__ or "",
+)
