@@ -217,5 +217,7 @@ def test_actions_steps_run_as_shell(tmp_path: Path, published: tuple[str, str]) 
         env={"PATH": path, "UPGRADE_GUARD_REQUIRE_EXPLICIT_BASELINE": "1"},
     )
     assert rerun.returncode == 1  # the removed property is a break nobody declared
-    assert "::error title=UG201 property-removed::" in rerun.stdout
+    annotation = next(line for line in rerun.stdout.splitlines() if "UG201" in line)
+    assert annotation.startswith("::error file=charts/my-operator/crds/"), annotation
+    assert ",title=UG201 property-removed::" in annotation, annotation
     assert "policy: none (built-in defaults)" in rerun.stdout
