@@ -517,6 +517,21 @@ _ROOT_IMPLICIT = {
 }
 
 
+# Fields Go decodes into pointers: set even at false (numbers are all pointers).
+_POINTER_BOOLS = frozenset({"x-kubernetes-preserve-unknown-fields"})
+
+
+def _specified(key: str, value: Any, empty_is_set: bool = True) -> bool:
+    """Whether Go sees the keyword as set: null, false (for plain bools) and "" are its zero
+    values; a number, even 0, is a pointer and always set. An empty list or map is set in
+    the decoded CRD, but not in the structural schema's value validations (metadata's)."""
+    if value is None or (value is False and key not in _POINTER_BOOLS):
+        return False
+    if isinstance(value, list | dict) and not value:
+        return empty_is_set
+    return not (isinstance(value, str) and not value)
+
+
 def _check_schema(root: Mapping[str, Any], status_enabled: bool) -> None:
     """One version's openAPIV3Schema; failures name the node in our schema path syntax and
     the keyword in parentheses."""
@@ -537,7 +552,7 @@ def _check_schema(root: Mapping[str, Any], status_enabled: bool) -> None:
         _fail(". (additionalProperties)", "Forbidden: must not be used at the root")
     if status_enabled:
         for key, value in root.items():
-            if key not in _ROOT_WITH_STATUS and value not in (None, False, ""):
+            if key not in _ROOT_WITH_STATUS and _specified(key, value):
                 _fail(f". ({key})", _ROOT_WITH_STATUS_MESSAGE)
     properties = root.get("properties") or {}
     default = root.get("default")
@@ -557,7 +572,11 @@ def _check_schema(root: Mapping[str, Any], status_enabled: bool) -> None:
     metadata = properties.get("metadata")
     if isinstance(metadata, dict):
         names = metadata.get("properties") or {}
-        restricted = set(metadata) - {"type", "properties"} or set(names) - {"name", "generateName"}
+        # keywords at their zero value (an empty enum) are not specified, as Go reads them
+        specified = {
+            key for key, value in metadata.items() if _specified(key, value, empty_is_set=False)
+        }
+        restricted = specified - {"type", "properties"} or set(names) - {"name", "generateName"}
         if restricted or (metadata.get("type") not in (None, "object")):
             _fail(
                 "metadata",
@@ -577,7 +596,8 @@ def _check_schema(root: Mapping[str, Any], status_enabled: bool) -> None:
             node = {}  # Go decodes null into an empty schema
         try:
             _decode_node(node)
-            _check_node(node, in_junctor, location)
+            # Defaults at or below additionalProperties are not validated by the apiserver.
+            _check_node(node, in_junctor, location, schema.ADDITIONAL not in parts)
         except CrdInvalid as undecodable:
             _fail(f"{_schema_path(parts)} ({undecodable.where})", undecodable.problem)
         except _NodeProblem as problem:
@@ -619,7 +639,7 @@ def _is_int_or_string_any_of(branches: Any) -> bool:
     if not isinstance(branches, list) or len(branches) != 2:
         return False
     set_keywords = [
-        {key: value for key, value in (branch or {}).items() if value not in (None, False, "")}
+        {key: value for key, value in (branch or {}).items() if _specified(key, value)}
         for branch in branches
     ]
     return set_keywords == _INT_OR_STRING_ANY_OF
@@ -681,7 +701,9 @@ _UNSUPPORTED = (
 )
 
 
-def _check_node(node: dict[str, Any], in_junctor: bool, location: str) -> None:
+def _check_node(
+    node: dict[str, Any], in_junctor: bool, location: str, check_default: bool = True
+) -> None:
     declared = node.get("type") or ""
     if declared and declared not in _TYPE_NAMES:
         _node_fail(
@@ -711,7 +733,7 @@ def _check_node(node: dict[str, Any], in_junctor: bool, location: str) -> None:
     if declared == "array" and items is None:
         _node_fail("items", "Required value: must be specified")
     if rare:
-        _check_structural_node(node, declared, location)
+        _check_structural_node(node, declared, location, check_default)
 
 
 def _check_rare_keywords(node: dict[str, Any]) -> None:
@@ -772,8 +794,15 @@ def _check_junctor_node(node: dict[str, Any], location: str, rare: bool) -> None
         _node_fail("additionalProperties", "Forbidden: must be undefined to be structural")
 
 
-def _check_structural_node(node: dict[str, Any], declared: str, location: str) -> None:
+def _check_structural_node(
+    node: dict[str, Any], declared: str, location: str, check_default: bool
+) -> None:
     preserves = node.get("x-kubernetes-preserve-unknown-fields") is True
+    if preserves and node.get("x-kubernetes-int-or-string") is True:
+        _node_fail(
+            "x-kubernetes-preserve-unknown-fields",
+            "Invalid value: true: must be false if x-kubernetes-int-or-string is true",
+        )
     if node.get("x-kubernetes-embedded-resource") is True:
         if declared != "object":
             _node_fail(
@@ -802,7 +831,7 @@ def _check_structural_node(node: dict[str, Any], declared: str, location: str) -
                 " x-kubernetes-map-type is specified",
             )
     _check_list_type(node, declared)
-    if node.get("default") is not None:
+    if check_default and node.get("default") is not None:
         if location == "root":
             node = {**node, "properties": {**_ROOT_IMPLICIT, **(node.get("properties") or {})}}
         problem = value_problem(node["default"], node, "")
