@@ -30,3 +30,20 @@ def test_regression(row: Regression) -> None:
         "UPDATE /status": found.status.refused,
     }[row.op]
     assert answer is row.refused, (row.why, found)
+
+
+def test_a_rule_over_data_of_another_type_is_never_passed() -> None:
+    """Seed 20261130 under load: map values typed number, then boolean with `self == oldSelf`
+    on the map. kube-apiserver v1.35.4 refuses a /status write ('invalid data, expected bool,
+    got float64 evaluating rule: self == oldSelf'); which rules read such data cannot be told
+    here, so the validator reports the rule not evaluated rather than passed."""
+    old = {"type": "object", "properties": {"items": {"type": "object",
+           "additionalProperties": {"type": "number", "minimum": 0}}}}  # fmt: skip
+    new = {"type": "object", "properties": {"items": {
+        "type": "object", "additionalProperties": {"type": "boolean"}, "maxProperties": 4,
+        "x-kubernetes-validations": [{"rule": "self == oldSelf"}]}}}  # fmt: skip
+    stored = judge.Judge(root_schema(old), KUBE_VERSION).read(
+        _object({"items": {"k1": 0.5, "k2": 2, "k3": 2.5}})
+    )
+    status = judge.Judge(root_schema(new), KUBE_VERSION).judge(stored).status
+    assert status.refused or status.not_evaluated, status

@@ -150,20 +150,48 @@ class InvalidData(ValueError):
     "invalid data, expected int, got float64" (measured on v1.35.4)."""
 
 
-def to_cel(value: Any, schema: values.Schema | None, root: bool = False) -> Any:
+_GO_TYPES = {
+    bool: "bool",
+    int: "int64",
+    float: "float64",
+    str: "string",
+    dict: "map",
+    list: "slice",
+}
+_ACCEPTS: dict[str, tuple[type, ...]] = {
+    "boolean": (bool,),
+    "number": (int, float),
+    "integer": (int, float),
+    "string": (str,),
+    "object": (dict,),
+    "array": (list,),
+}
+
+
+def to_cel(
+    value: Any, schema: values.Schema | None, root: bool = False, dropped: list[str] | None = None
+) -> Any:
     """``value`` as CEL sees it; raises :class:`InvalidData` for a value it cannot take.
-    Inside objects such a value is left out, so only the rules reading it fail."""
+    Inside objects such a value is left out and named in ``dropped``: the apiserver fails
+    only the rules that read it, which cannot be told here, so those rules are not evaluated."""
     if value is None or schema is None:
         return value
+    kind = schema.get("type")
+    accepted = _ACCEPTS.get(str(kind))
+    wrong_bool = isinstance(value, bool) and bool not in (accepted or (bool,))
+    if accepted and (wrong_bool or not isinstance(value, accepted)):
+        expected = {"boolean": "bool", "integer": "int", "number": "double"}.get(str(kind))
+        got = _GO_TYPES.get(type(value), type(value).__name__)
+        raise InvalidData(f"expected {expected or kind}, got {got}")
     if isinstance(value, dict):
         properties = schema.get("properties") or {}
         additional = schema.get("additionalProperties")
         if not properties and isinstance(additional, dict):
-            return _convertible({k: (v, additional) for k, v in value.items()})
+            return _convertible({k: (v, additional) for k, v in value.items()}, dropped)
         if not properties and schema.get("x-kubernetes-preserve-unknown-fields"):
             return value
         named = {escape(k): (v, properties[k]) for k, v in value.items() if k in properties}
-        converted = _convertible({k: v for k, v in named.items() if k is not None})
+        converted = _convertible({k: v for k, v in named.items() if k is not None}, dropped)
         if root or schema.get("x-kubernetes-embedded-resource"):
             for key in ("apiVersion", "kind"):
                 if key in value and key not in properties:
@@ -174,8 +202,7 @@ def to_cel(value: Any, schema: values.Schema | None, root: bool = False) -> Any:
         return converted
     if isinstance(value, list):
         items = values.item_schema(schema)
-        return [to_cel(item, items) for item in value]
-    kind = schema.get("type")
+        return [to_cel(item, items, dropped=dropped) for item in value]
     if kind == "number" and isinstance(value, int) and not isinstance(value, bool):
         return float(value)
     if kind == "integer" and isinstance(value, float):
@@ -196,17 +223,21 @@ def to_cel(value: Any, schema: values.Schema | None, root: bool = False) -> Any:
     return value
 
 
-def _convertible(fields: dict[str, tuple[Any, values.Schema]]) -> dict[str, Any]:
+def _convertible(
+    fields: dict[str, tuple[Any, values.Schema]], dropped: list[str] | None
+) -> dict[str, Any]:
     converted: dict[str, Any] = {}
     for name, (item, schema) in fields.items():
         try:
-            converted[name] = to_cel(item, schema)
+            converted[name] = to_cel(item, schema, dropped=dropped)
         except InvalidData:
-            continue
+            if dropped is not None:
+                dropped.append(name)
     return converted
 
 
 _INVALID = object()
+_PARTIAL = object()  # a value holding data CEL cannot read as its schema types it
 
 
 # The walk ---------------------------------------------------------------------------------
@@ -352,8 +383,10 @@ class RuleEvaluator:
         key = (id(value), id(schema), root)
         found = self._converted.get(key)
         if found is None:
+            dropped: list[str] = []
             try:
-                found = (value, to_cel(value, schema, root))
+                converted = to_cel(value, schema, root, dropped)
+                found = (value, _PARTIAL if dropped else converted)
             except InvalidData:
                 found = (value, _INVALID)
             self._converted[key] = found
@@ -386,21 +419,36 @@ class RuleEvaluator:
                     if old is not None:
                         data["oldSelf"] = self._cel_value(old, schema, root)
                     invalid = any(v is _INVALID for v in data.values())
+                    partial = any(v is _PARTIAL for v in data.values())
                     activation = (
                         _INVALID
                         if invalid
+                        else _PARTIAL
+                        if partial
                         else environment(self.kube_version).Activation(data=data)
                     )
-                verdict, message = (
-                    ("error", None) if activation is _INVALID else self._run(rule, activation)
-                )
+                if activation is _PARTIAL:
+                    verdict, message = "partial", None
+                else:
+                    verdict, message = (
+                        ("error", None) if activation is _INVALID else self._run(rule, activation)
+                    )
                 cached = (value, old, verdict, message)
                 self._results[key] = cached
             _, _, verdict, message = cached
             where = path
             if rule.field_path:
                 where = values.child(path, rule.field_path.lstrip("."))
-            if verdict == "error":
+            if verdict == "partial":
+                outcome.not_evaluated.append(
+                    NotEvaluated(
+                        path,
+                        rule.text,
+                        "the value holds data CEL cannot read as the schema types it; the"
+                        " apiserver fails the rule if it reads that data",
+                    )
+                )
+            elif verdict == "error":
                 outcome.violations.append(
                     Violation(where, "rule-error", f"error evaluating rule: {rule.text.strip()}")
                 )
