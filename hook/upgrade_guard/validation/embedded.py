@@ -41,13 +41,8 @@ def _walk(value: Any, schema: values.Schema | None, path: str) -> Iterator[Viola
     if isinstance(value, dict):
         if schema.get("x-kubernetes-embedded-resource"):
             yield from _resource(value, path)
-        properties = schema.get("properties") or {}
-        additional = schema.get("additionalProperties")
-        for key, item in value.items():
-            if key in properties:
-                yield from _walk(item, properties[key], values.child(path, key))
-            elif isinstance(additional, dict):
-                yield from _walk(item, additional, values.keyed(path, key))
+        for item, item_schema, item_path in values.fields(value, schema, path):
+            yield from _walk(item, item_schema, item_path)
     elif isinstance(value, list):
         items = values.item_schema(schema)
         for i, item in enumerate(value):

@@ -27,13 +27,8 @@ def _walk(value: Any, schema: values.Schema | None, path: str) -> Iterator[Viola
     if schema is None or not values.uses(schema, "x-kubernetes-list-type"):
         return
     if isinstance(value, dict):
-        properties = schema.get("properties") or {}
-        additional = schema.get("additionalProperties")
-        for key, item in value.items():
-            if key in properties:
-                yield from _walk(item, properties[key], values.child(path, key))
-            elif isinstance(additional, dict):
-                yield from _walk(item, additional, values.keyed(path, key))
+        for item, item_schema, item_path in values.fields(value, schema, path):
+            yield from _walk(item, item_schema, item_path)
     elif isinstance(value, list):
         list_type = schema.get("x-kubernetes-list-type")
         if list_type == "set":

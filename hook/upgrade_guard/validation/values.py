@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 Schema = Mapping[str, Any]
@@ -80,6 +80,20 @@ def property_schema(schema: Schema | None, key: str) -> Schema | None:
     if isinstance(additional, Mapping):
         return additional
     return None
+
+
+def fields(
+    value: Mapping[str, Any], schema: Schema, path: str
+) -> Iterator[tuple[Any, Schema, str]]:
+    """Each field of an object with its schema (a property, else additionalProperties) and
+    its path; fields the schema does not declare are left out."""
+    properties = schema.get("properties") or {}
+    additional = schema.get("additionalProperties")
+    for key, item in value.items():
+        if key in properties:
+            yield item, properties[key], child(path, key)
+        elif isinstance(additional, Mapping):
+            yield item, additional, keyed(path, key)
 
 
 def item_schema(schema: Schema | None) -> Schema | None:
