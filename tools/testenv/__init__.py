@@ -6,6 +6,8 @@ Build the binaries once with ``tools/kube-testenv/build.sh``; then:
 * :class:`FakeKubelet` lets ``pods/log`` read what the Job runner recorded;
 * :class:`JobRunner` runs hook Jobs' containers from their images under bwrap and writes
   their status;
+* :class:`FaultProxy` relays to the apiserver and answers what a test tells it to itself
+  (429, 5xx), :class:`TcpProxy` cuts or holds connections;
 * :class:`CRDTrial` / :func:`evolve` record what the apiserver does with a CRD change.
 """
 
@@ -13,6 +15,7 @@ from .binaries import BIN_ENV, BUILD_COMMAND, Binaries, find_binaries, kubernete
 from .cluster import Cluster, ToolRunner
 from .controlplane import ADMIN_USER, RESTRICTED_USERS, ControlPlane, ServiceAccount, User
 from .crds import Attempt, CRDTrial, Evolution, evolve, storage_version
+from .faults import Fault, FaultProxy, Seen
 from .jobrunner import JobHandle, JobOutcome, JobRun, JobRunner
 from .kube import JSON, Kube, KubeError, api_path, wait_for
 from .kubelet import FakeKubelet
@@ -34,6 +37,8 @@ __all__ = [
     "ControlPlane",
     "Evolution",
     "FakeKubelet",
+    "Fault",
+    "FaultProxy",
     "Image",
     "JobHandle",
     "JobOutcome",
@@ -41,6 +46,7 @@ __all__ = [
     "JobRunner",
     "Kube",
     "KubeError",
+    "Seen",
     "ServiceAccount",
     "TcpProxy",
     "ToolRunner",

@@ -23,10 +23,12 @@ def _openssl(*args: str, cwd: Path) -> None:
     )
 
 
-def make_pki(directory: Path) -> Pki:
+def make_serving_pki(directory: Path) -> tuple[Path, Path, Path]:
+    """A CA and a serving certificate for 127.0.0.1 / localhost signed by it:
+    (ca_cert, serving_cert, serving_key)."""
     if shutil.which("openssl") is None:
         raise RuntimeError(
-            "the test control plane needs the openssl command (apt-get install openssl)"
+            "the test certificates need the openssl command (apt-get install openssl)"
         )
     d = directory
     d.mkdir(parents=True, exist_ok=True)
@@ -43,7 +45,13 @@ def make_pki(directory: Path) -> Pki:
     _openssl("x509", "-req", "-in", "serving.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
              "-CAcreateserial", "-out", "serving.crt", "-days", "2",
              "-extfile", "serving.ext", cwd=d)  # fmt: skip
+    return d / "ca.crt", d / "serving.crt", d / "serving.key"
+
+
+def make_pki(directory: Path) -> Pki:
+    d = directory
+    ca_cert, serving_cert, serving_key = make_serving_pki(d)
     _openssl("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256",
              "-out", "sa.key", cwd=d)  # fmt: skip
     _openssl("pkey", "-in", "sa.key", "-pubout", "-out", "sa.pub", cwd=d)
-    return Pki(d / "ca.crt", d / "serving.crt", d / "serving.key", d / "sa.key", d / "sa.pub")
+    return Pki(ca_cert, serving_cert, serving_key, d / "sa.key", d / "sa.pub")

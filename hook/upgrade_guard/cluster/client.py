@@ -1,9 +1,10 @@
 """Raw JSON reads from the apiserver inside one overall deadline.
 
-Retries 429, 5xx, timeouts and refused connections with exponential backoff (honouring
-Retry-After) until the deadline; every other failure is a ClusterError saying what was asked,
-of whom, and what the apiserver answered. A 403 names the verb and resource the credentials
-lack. Nothing here is written to the cluster.
+Retries 429, 5xx, timeouts and refused connections with exponential backoff until the
+deadline, never sooner than the apiserver's Retry-After (one past the deadline gives up at
+once); every other failure is a ClusterError saying what was asked, of whom, and what the
+apiserver answered. A 403 names the verb and resource the credentials lack. Nothing here is
+written to the cluster.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -85,7 +87,8 @@ class Api:
         self._client = ApiClient(configuration)
         self._host = configuration.host
         self.deadline = deadline
-        self.attempts = 0
+        self.attempts = 0  # every request sent, retries included, by all threads
+        self._counting = threading.Lock()
 
     def close(self) -> None:
         self._client.close()
@@ -94,15 +97,18 @@ class Api:
         """The JSON body at path, or None for 404."""
         url_path = f"{path}?{urlencode(query)}" if query else path
         backoff = _FIRST_BACKOFF
+        attempts = 0
         last = "no attempt made"
         while True:
             remaining = self.deadline - time.monotonic()
             if remaining <= 0:
                 raise ClusterError(
                     f"cannot {what} at {self._host}: gave up at the deadline after"
-                    f" {self.attempts} attempts; last: {last}"
+                    f" {attempts} attempts; last: {last}"
                 )
-            self.attempts += 1
+            attempts += 1
+            with self._counting:
+                self.attempts += 1
             try:
                 status, body, retry_after = self._request(url_path, remaining)
             except (urllib3.exceptions.HTTPError, ApiException, OSError) as error:
@@ -122,8 +128,16 @@ class Api:
                 if status not in _RETRIED_STATUSES:
                     raise ClusterError(_refusal(status, what, message, self._host))
                 last = f"HTTP {status}: {message}"
-            pause = min(retry_after if retry_after is not None else backoff, _MAX_BACKOFF)
-            pause *= random.uniform(0.8, 1.2)
+            # Never sooner than the server's Retry-After, nor than our own backoff (a
+            # Retry-After of 0 must not become a tight loop); a Retry-After past the
+            # deadline ends the wait now rather than at the deadline.
+            if retry_after is not None and retry_after >= self.deadline - time.monotonic():
+                raise ClusterError(
+                    f"cannot {what} at {self._host}: the apiserver asked to retry after"
+                    f" {retry_after:g}s, past the deadline, after {_attempts(attempts)};"
+                    f" last: {last}"
+                )
+            pause = max(retry_after or 0.0, backoff * random.uniform(0.8, 1.2))
             time.sleep(max(0.0, min(pause, self.deadline - time.monotonic())))
             backoff = min(backoff * 2, _MAX_BACKOFF)
 
@@ -205,3 +219,7 @@ def _describe_transport(error: BaseException) -> str:
     if isinstance(error, ApiException):
         return f"{error.reason}".strip().splitlines()[0] if error.reason else str(error)
     return f"{type(error).__name__}: {reason or error}"
+
+
+def _attempts(count: int) -> str:
+    return f"{count} attempt" if count == 1 else f"{count} attempts"
