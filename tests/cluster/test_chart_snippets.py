@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from testenv import GUARD_IMAGE, Cluster, Image, JobRunner, ToolRunner
+from testenv import GUARD_IMAGE, JSON, Cluster, Image, JobRunner, ToolRunner
 from upgrade_guard.load.bundle import BUNDLE_LIMIT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -26,6 +26,7 @@ GUARD_VALUES = (
     "--set", f"upgrade-guard.image.repository={GUARD_IMAGE.split(':')[0]}",
     "--set", f"upgrade-guard.image.tag={GUARD_IMAGE.split(':')[1]}",
 )  # fmt: skip
+NO_POLICY = ("--set", "upgrade-guard.files.policy=")
 
 
 def show(result: subprocess.CompletedProcess[str]) -> str:
@@ -47,6 +48,57 @@ def helm_status(helm: ToolRunner, namespace: str) -> str:
 def test_helm_lint_is_clean(helm: ToolRunner, chart: str) -> None:
     result = helm("lint", "--strict", str(SNIPPETS / chart))
     assert result.returncode == 0, show(result)
+
+
+def cluster_role_rules(helm: ToolRunner, chart: Path, *values: str) -> list[JSON]:
+    rendered = helm("template", "rel", str(chart), "--show-only", "templates/upgrade-guard.yaml",
+                    *values)  # fmt: skip
+    assert rendered.returncode == 0, show(rendered)
+    documents = yaml.safe_load_all(rendered.stdout)
+    role = next(d for d in documents if d and d["kind"] == "ClusterRole")
+    return list(role["rules"])
+
+
+@pytest.mark.parametrize(
+    ("crd_names", "stored_state", "listed"),
+    [
+        pytest.param(["backups.example.io"], ["backups.example.io"], {"example.io": ["backups"]},
+                     id="the example: CRD and stored-state resource are one"),
+        pytest.param(["backups.example.io"], [], {"example.io": ["backups"]},
+                     id="no stored-state: the CRD's objects still"),
+        pytest.param(["backups.example.io", "alertmanagers.monitoring.coreos.com",
+                      "restores.example.io"], ["configmaps"],
+                     {"": ["configmaps"], "example.io": ["backups", "restores"],
+                      "monitoring.coreos.com": ["alertmanagers"]},
+                     id="several groups and a core resource"),
+    ],
+)  # fmt: skip
+def test_the_cluster_role_gets_the_crds_and_lists_their_objects_only(
+    helm: ToolRunner, tmp_path: Path, crd_names: list[str], stored_state: list[str],
+    listed: dict[str, list[str]],
+) -> None:  # fmt: skip
+    """Least privilege: `get` on the chart's CRDs by name; `list` (no `get`, no `watch`) on
+    their resources, for evidence, and on the policy's stored-state resources."""
+    chart = tmp_path / "chart"
+    shutil.copytree(EXAMPLE / "1.0.0", chart)  # follows charts/upgrade-guard's symlink
+    policy = {"stored-state": [{"resource": r, "path": "status.v"} for r in stored_state]}
+    (chart / "upgrade-guard" / "policy.yaml").write_text(yaml.safe_dump(policy))
+    rules = cluster_role_rules(helm, chart, "--set-json",
+                               f"upgrade-guard.crdNames={json.dumps(crd_names)}")  # fmt: skip
+    assert rules == [
+        {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
+         "verbs": ["get"], "resourceNames": crd_names},
+        *({"apiGroups": [group], "resources": resources, "verbs": ["list"]}
+          for group, resources in listed.items()),
+    ]  # fmt: skip
+
+
+def test_the_readme_shows_the_rbac_the_example_chart_renders(helm: ToolRunner) -> None:
+    section = (REPO / "README.md").read_text().split("### What the hook needs (RBAC)\n", 1)[1]
+    block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    rendered = cluster_role_rules(helm, EXAMPLE / "1.0.0")
+    assert yaml.safe_load(block)["rules"] == rendered
+    assert cluster_role_rules(helm, EXAMPLE / "1.0.0", *NO_POLICY) == rendered
 
 
 def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
@@ -93,41 +145,57 @@ def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
                                    "spec": {"schedule": "0 3 * * *"}})  # fmt: skip
     cluster.admin.patch(f"{backups}/nightly/status", {"status": {"stateVersion": 2}})
 
-    # Release 3 makes target required: refused; its verdict and finding are in helm's output,
-    # and the live CRD and the release stay as they were.
-    unsafe = helm("upgrade", "rel", chart("3.0.0"), "-n", namespace, *GUARD_VALUES)
+    # Release 3 makes target required, and the stored Backup has none: refused, with the
+    # evidence naming it in helm's own output; the live CRD and the release stay as they were.
+    # Without a policy the chart names no stored-state resource: the guard lists Backups
+    # because the chart ships their CRD (crdNames).
+    unsafe = helm("upgrade", "rel", chart("3.0.0"), "-n", namespace, *GUARD_VALUES, *NO_POLICY)
     assert unsafe.returncode != 0, show(unsafe)
     third = guard.wait(4, timeout=60)
     assert not third.succeeded
     assert third.log.startswith("upgrade-guard REFUSED"), third.log
     assert "upgrade-guard REFUSED" in unsafe.stderr, show(unsafe)
     assert "spec.target" in unsafe.stderr, show(unsafe)
+    assert f"evidence: 1 of 1 backups affected: {namespace}/nightly" in unsafe.stderr, show(unsafe)
     assert schema_version(cluster) == "2"
     assert helm_status(helm, namespace) == "failed"
     history = helm("history", "rel", "-n", namespace, "-o", "json")
     deployed = [r for r in json.loads(history.stdout) if r["status"] == "deployed"]
     assert [r["chart"] for r in deployed] == ["example-operator-2.0.0"]
 
+    # The same upgrade once the Backup has a target: no stored object is affected, so the
+    # finding is a warning and release 3 is applied.
+    cluster.admin.patch(f"{backups}/nightly", {"spec": {"target": "s3://backups"}})
+    fixed = helm("upgrade", "rel", chart("3.0.0"), "-n", namespace, *GUARD_VALUES, *NO_POLICY)
+    assert fixed.returncode == 0, show(fixed)
+    fourth = guard.wait(5, timeout=60)
+    assert fourth.succeeded, fourth.log
+    assert "evidence: no stored object affected (1 checked)" in fourth.log, fourth.log
+    assert schema_version(cluster) == "3"
+
     # Rolling back to release 1 runs release 1's own pre-rollback hook, which reads state
     # version 1 only: refused, naming the Backup that holds state version 2.
     rollback = helm("rollback", "rel", "1", "-n", namespace)
     assert rollback.returncode != 0, show(rollback)
-    fourth = guard.wait(5, timeout=60)
-    assert not fourth.succeeded
-    assert "UG605" in fourth.log and "nightly" in fourth.log, fourth.log
-    assert schema_version(cluster) == "2"
+    fifth = guard.wait(6, timeout=60)
+    assert not fifth.succeeded
+    assert "UG605" in fifth.log and "nightly" in fifth.log, fifth.log
+    assert schema_version(cluster) == "3"
     # Helm leaves the release pending-rollback: upgrades now say another operation is in
     # progress. The way out: roll back to the revision that is deployed (its own hook passes).
     assert helm_status(helm, namespace) == "pending-rollback"
-    blocked = helm("upgrade", "rel", chart("2.0.0"), "-n", namespace, *GUARD_VALUES)
+    blocked = helm("upgrade", "rel", chart("3.0.0"), "-n", namespace, *GUARD_VALUES)
     assert "another operation (install/upgrade/rollback) is in progress" in blocked.stderr
+    history = helm("history", "rel", "-n", namespace, "-o", "json")
+    deployed = [r for r in json.loads(history.stdout) if r["status"] == "deployed"]
+    assert [r["chart"] for r in deployed] == ["example-operator-3.0.0"]
     out = helm("rollback", "rel", str(deployed[0]["revision"]), "-n", namespace)
     assert out.returncode == 0, show(out)
-    assert guard.wait(6, timeout=60).succeeded
-    assert helm_status(helm, namespace) == "deployed"
-    upgrade = helm("upgrade", "rel", chart("2.0.0"), "-n", namespace, *GUARD_VALUES)
-    assert upgrade.returncode == 0, show(upgrade)
     assert guard.wait(7, timeout=60).succeeded
+    assert helm_status(helm, namespace) == "deployed"
+    upgrade = helm("upgrade", "rel", chart("3.0.0"), "-n", namespace, *GUARD_VALUES)
+    assert upgrade.returncode == 0, show(upgrade)
+    assert guard.wait(8, timeout=60).succeeded
 
 
 @pytest.fixture(scope="module")

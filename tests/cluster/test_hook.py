@@ -1,6 +1,8 @@
-"""`upgrade-guard hook` against the real apiserver, each run with exactly the RBAC the chart
-snippets grant: `get` on the chart's CRDs by name, `list` on the stored-state resources.
-Each refusal sits beside the nearest change that passes."""
+"""`upgrade-guard hook` against the real apiserver, each run with the chart snippet's rules
+and no more: `get` on the chart's CRDs by name and, where a test names them, `list` on
+resources. The chart also lists its CRDs' objects for evidence (test_hook_evidence.py runs
+with that); without `list` these verdicts are the schema's alone. Each refusal sits beside
+the nearest change that passes."""
 
 from __future__ import annotations
 
@@ -110,7 +112,7 @@ def run_hook(kubeconfig: Path, crds: list[JSON], tmp_path: Path, *args: str,
 
 def guard_account(cluster: Cluster, namespace: str, crds: list[JSON],
                   listed: tuple[str, ...] = ()) -> Path:  # fmt: skip
-    """The chart snippet's RBAC: get on these CRDs by name; list on the listed resources."""
+    """The chart snippet's rules: get on these CRDs by name; list on the listed resources."""
     rules: list[JSON] = [
         {**CRD_RESOURCE, "verbs": ["get"], "resourceNames": [c["metadata"]["name"] for c in crds]}
     ]

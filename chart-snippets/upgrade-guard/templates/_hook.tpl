@@ -23,7 +23,17 @@ ignores Helm's once an object has any of its own.
 {{- $storedState := list -}}
 {{- if $policy }}{{ $storedState = get (fromYaml $policy) "stored-state" | default list }}{{ end -}}
 {{- $crdNames := $v.crdNames -}}
-{{- if not $crdNames }}{{ fail "upgrade-guard.crdNames: list the chart's CRDs (the hook may get these only)" }}{{ end -}}
+{{- if not $crdNames }}{{ fail "upgrade-guard.crdNames: list the chart's CRDs (the hook may get these and list their objects only)" }}{{ end -}}
+{{- /* list: the objects of the chart's CRDs (evidence) and the stored-state resources,
+       as RESOURCE.GROUP (a CRD's name is PLURAL.GROUP), grouped by API group. */ -}}
+{{- $resources := $crdNames -}}
+{{- range $storedState }}{{ $resources = append $resources .resource }}{{ end -}}
+{{- $listed := dict -}}
+{{- range $resources -}}
+{{- $parts := splitn "." 2 . -}}
+{{- $group := $parts._1 | default "" -}}
+{{- $_ := set $listed $group (append (get $listed $group | default list) $parts._0 | uniq | sortAlpha) -}}
+{{- end -}}
 apiVersion: v1
 kind: ServiceAccount
 metadata:
@@ -43,10 +53,9 @@ rules:
     resources: [customresourcedefinitions]
     verbs: [get]
     resourceNames: {{ toJson $crdNames }}
-  {{- range $storedState }}
-  {{- $parts := splitn "." 2 .resource }}
-  - apiGroups: [{{ $parts._1 | default "" | quote }}]
-    resources: [{{ $parts._0 | quote }}]
+  {{- range $group, $resources := $listed }}
+  - apiGroups: [{{ $group | quote }}]
+    resources: {{ toJson $resources }}
     verbs: [list]
   {{- end }}
 ---
