@@ -127,16 +127,18 @@ def _versions_to_compare(old: Crd, new: Crd, policy: Policy) -> list[str]:
 def schema_changes(old: schema.Node, new: schema.Node) -> list[SchemaChange]:
     """What the property rules find between two schemas, with one finding per subtree."""
     found: list[SchemaChange] = []
-    for path, old_node, new_node in schema.paired_locations(old, new):
-        softened = _ratchets_at(path, new_node)
+    for at in schema.paired_locations(old, new):
+        differing = schema.differing_keywords(at.old, at.new)
         for rule in _PROPERTY_RULES:
-            for change in rule.compare(old_node, new_node):
-                if change.ratchetable and not softened:
+            if rule.handles.isdisjoint(differing):
+                continue
+            for change in rule.compare(at):
+                if change.ratchetable and not _ratchets_at(at.path, at.new):
                     change = replace(change, ratchetable=False)
-                found.append(SchemaChange(rule, path, path + (change.path or ()), change))
-        leftover = _keyword_catch_all(old_node, new_node)
+                found.append(SchemaChange(rule, at.path, at.path + (change.path or ()), change))
+        leftover = _unclassified(at.old, at.new, differing - _HANDLED_KEYWORDS)
         if leftover is not None:
-            found.append(SchemaChange(unclassified_change.RULE, path, path, leftover))
+            found.append(SchemaChange(unclassified_change.RULE, at.path, at.path, leftover))
     covered = {
         item.path
         for item in found
@@ -175,11 +177,6 @@ def _unclassified(
         {key: old.get(key) for key in differing if key in old},
         {key: new.get(key) for key in differing if key in new},
     )
-
-
-def _keyword_catch_all(old: schema.Node, new: schema.Node) -> Change | None:
-    keys = (old.keys() | new.keys()) - _HANDLED_KEYWORDS - schema.DOCUMENTATION_KEYWORDS
-    return _unclassified(old, new, keys)
 
 
 def _version_fields(version: Mapping[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ schema root renders as ``.``.
 
 from __future__ import annotations
 
+import functools
 import json
 import marshal
 import re
@@ -21,7 +22,9 @@ ITEMS = "[]"
 ADDITIONAL = "*"
 VALUE_KEYWORDS = ("properties", "items", "additionalProperties")
 JUNCTORS = ("allOf", "anyOf", "oneOf", "not")
-SUBSCHEMA_KEYWORDS = frozenset(VALUE_KEYWORDS + JUNCTORS)
+_POSITION_KEYWORDS = VALUE_KEYWORDS + JUNCTORS
+SUBSCHEMA_KEYWORDS = frozenset(_POSITION_KEYWORDS)
+_VALUE_KEYWORD_SET = frozenset(VALUE_KEYWORDS)
 DOCUMENTATION_KEYWORDS = frozenset({"description", "title", "example", "externalDocs"})
 _BRANCH_LISTS = ("allOf", "anyOf", "oneOf")
 _SEGMENTS = {"items": ITEMS, "additionalProperties": ADDITIONAL}
@@ -29,6 +32,7 @@ _SEGMENTS = {"items": ITEMS, "additionalProperties": ADDITIONAL}
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_$@-][A-Za-z0-9_$@/-]*\Z")
 
 
+@functools.cache
 def segment(name: str) -> str:
     """The path segment of a property name; quoted unless it is a plain identifier."""
     if _PLAIN_NAME.match(name):
@@ -85,12 +89,12 @@ def subschemas(node: Node) -> Iterator[Position]:
     is the caller's. A ``properties`` that is not a mapping, or a combinator that is not a
     list, holds no positions (the loader refuses it).
     """
-    for keyword in VALUE_KEYWORDS + JUNCTORS:
+    for keyword in _POSITION_KEYWORDS:
         value = node.get(keyword)
         if value is None:
             continue
         if keyword == "properties":
-            if isinstance(value, Mapping):
+            if type(value) is dict or isinstance(value, Mapping):
                 for name, child in value.items():
                     yield Position(keyword, str(name), child)
         elif keyword in _BRANCH_LISTS:
@@ -101,19 +105,21 @@ def subschemas(node: Node) -> Iterator[Position]:
             yield Position(keyword, None, value)
 
 
-def children(node: Node) -> Iterator[tuple[str, Node]]:
-    """The schemas of the values directly inside node, with their path segments.
+def children(node: Node) -> dict[str, Node]:
+    """The schemas of the values directly inside node, by path segment.
 
     ``additionalProperties: true`` is the empty schema here, as the apiserver prunes with it.
     """
+    found: dict[str, Node] = {}
     for position in subschemas(node):
-        part = position.segment
+        part, child = position.segment, position.schema
         if part is None:
             continue
-        if isinstance(position.schema, Mapping):
-            yield part, position.schema
-        elif position.schema is True and part == ADDITIONAL:
-            yield part, {}
+        if type(child) is dict or isinstance(child, Mapping):
+            found[part] = child
+        elif child is True and part == ADDITIONAL:
+            found[part] = {}
+    return found
 
 
 def rebuilt(node: Node, rebuild: Callable[[Any], Any]) -> dict[str, Any]:
@@ -139,7 +145,18 @@ def rebuilt(node: Node, rebuild: Callable[[Any], Any]) -> dict[str, Any]:
     return result
 
 
-def paired_locations(old: Node, new: Node) -> Iterator[tuple[Path, Node, Node]]:
+class Location(NamedTuple):
+    """A value location present on both sides: its path, the schema there on each side, and
+    on each side the schemas of the values directly inside it by path segment (children)."""
+
+    path: Path
+    old: Node
+    new: Node
+    old_children: dict[str, Node]
+    new_children: dict[str, Node]
+
+
+def paired_locations(old: Node, new: Node) -> Iterator[Location]:
     """The value locations present on both sides whose subtrees differ, parents first.
 
     Identical subtrees are skipped whole, which is what keeps large CRD sets fast: most of a
@@ -150,14 +167,32 @@ def paired_locations(old: Node, new: Node) -> Iterator[tuple[Path, Node, Node]]:
         path, old_node, new_node = stack.pop()
         if _identical(old_node, new_node):
             continue
-        yield path, old_node, new_node
-        new_children = dict(children(new_node))
-        pairs = [
-            (path + (part,), old_child, new_children[part])
-            for part, old_child in children(old_node)
-            if part in new_children
-        ]
-        stack.extend(reversed(pairs))
+        old_children, new_children = children(old_node), children(new_node)
+        yield Location(path, old_node, new_node, old_children, new_children)
+        stack.extend(
+            reversed(
+                [
+                    (path + (part,), old_child, new_children[part])
+                    for part, old_child in old_children.items()
+                    if part in new_children
+                ]
+            )
+        )
+
+
+def differing_keywords(old: Node, new: Node) -> set[str]:
+    """The keywords two nodes may differ in: those set on one side only or to different
+    values, less documentation; the value keywords (properties, items, additionalProperties)
+    count wherever set, as what they hold is compared at the locations inside."""
+    return {
+        keyword
+        for keyword in old.keys() | new.keys()
+        if keyword in _VALUE_KEYWORD_SET
+        or (
+            keyword not in DOCUMENTATION_KEYWORDS
+            and not (keyword in old and keyword in new and _identical(old[keyword], new[keyword]))
+        )
+    }
 
 
 def _identical(old: Any, new: Any) -> bool:

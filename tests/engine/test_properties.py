@@ -2,7 +2,8 @@
 
 - a CRD compared with itself gives no finding, whatever its schema;
 - a change that only loosens a schema (drops a constraint, adds an enum value or an optional
-  field, widens a bound, edits documentation) never gives an error.
+  field, widens a bound, edits documentation) never gives an error;
+- a property rule finds nothing where no keyword it handles differs (the engine skips it there).
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crd_builders import compare, crd, flagged, version
+from upgrade_guard import rules, schema
 from upgrade_guard.findings import Severity
+from upgrade_guard.rules.base import PropertyRule
 
 NAMES = st.sampled_from(["a", "b", "c", "mode", "size", "items", "x-y", "n1"])
 
@@ -136,3 +139,18 @@ def test_loosening_never_gives_an_error(spec: dict[str, Any], data: st.DataObjec
         f for f in compare(as_crd(spec), as_crd(new)).findings if f.severity is Severity.ERROR
     ]
     assert errors == []
+
+
+PROPERTY_RULES = [rule for rule in rules.ALL_RULES if isinstance(rule, PropertyRule)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(schemas(), schemas())
+def test_a_property_rule_finds_nothing_where_no_keyword_it_handles_differs(
+    old: dict[str, Any], new: dict[str, Any]
+) -> None:
+    for at in schema.paired_locations(old, new):
+        differing = schema.differing_keywords(at.old, at.new)
+        for rule in PROPERTY_RULES:
+            if rule.handles.isdisjoint(differing):
+                assert list(rule.compare(at)) == [], (rule.code, at.path)

@@ -53,11 +53,12 @@ class VersionRule(Rule):
 @dataclass(frozen=True, kw_only=True)
 class PropertyRule(Rule):
     """Compares one value location present on both sides whose subtree differs; paths in
-    its changes are relative to it, usually ``()``. ``handles`` names schema keywords.
-    A ``covers_subtree`` rule explains everything below the path it reports, so findings
-    under it are dropped as repeats."""
+    its changes are relative to it, usually ``()``. ``handles`` names schema keywords, and
+    the rule finds nothing where none of them differs (``schema.differing_keywords``): the
+    engine runs it only where one does. A ``covers_subtree`` rule explains everything below
+    the path it reports, so findings under it are dropped as repeats."""
 
-    compare: Callable[[schema.Node, schema.Node], Iterable[Change]]
+    compare: Callable[[schema.Location], Iterable[Change]]
     handles: frozenset[str]
     covers_subtree: bool = False
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
-from upgrade_guard.schema import Node
+from upgrade_guard.schema import Location, Node
 
 _LOWER_COUNTS = ("minLength", "minItems", "minProperties")
 _UPPER_COUNTS = ("maxLength", "maxItems", "maxProperties")
@@ -75,7 +75,8 @@ def _count_changes(old: Node, new: Node) -> Iterator[Change]:
             )
 
 
-def compare(old: Node, new: Node) -> Iterator[Change]:
+def compare(at: Location) -> Iterator[Change]:
+    old, new = at.old, at.new
     yield from _numeric_changes(old, new)
     yield from _count_changes(old, new)
 

@@ -27,7 +27,8 @@ def _combinators(node: schema.Node) -> dict[str, Any]:
     return dict(schema.without_documentation(kept))
 
 
-def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
+def compare(at: schema.Location) -> Iterator[Change]:
+    old, new = at.old, at.new
     old_plain, new_plain = _combinators(old), _combinators(new)
     for keyword in schema.JUNCTORS:
         after = new_plain.get(keyword)

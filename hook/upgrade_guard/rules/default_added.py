@@ -18,7 +18,8 @@ from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
 
 
-def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
+def compare(at: schema.Location) -> Iterator[Change]:
+    old, new = at.old, at.new
     if "default" in new and "default" not in old:
         yield Change((), f"default added: {schema.short(new['default'])}", None, new["default"])
 

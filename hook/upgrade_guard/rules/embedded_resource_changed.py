@@ -18,10 +18,11 @@ from collections.abc import Iterator
 from upgrade_guard import schema
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
-from upgrade_guard.schema import Node
+from upgrade_guard.schema import Location
 
 
-def compare(old: Node, new: Node) -> Iterator[Change]:
+def compare(at: Location) -> Iterator[Change]:
+    old, new = at.old, at.new
     before = old.get("x-kubernetes-embedded-resource") is True
     after = new.get("x-kubernetes-embedded-resource") is True
     if before != after and (after or not schema.preserves_unknown_fields(new)):

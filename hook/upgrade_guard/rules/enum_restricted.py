@@ -19,7 +19,8 @@ from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
 
 
-def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
+def compare(at: schema.Location) -> Iterator[Change]:
+    old, new = at.old, at.new
     before, after = old.get("enum"), new.get("enum")
     if after is None:
         return

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
-from upgrade_guard.schema import Node
+from upgrade_guard.schema import Location
 
 # Names as go-openapi normalises them: dashes removed.
 _VALIDATED = frozenset(
@@ -35,7 +35,8 @@ def _normalised(name: object) -> str | None:
     return None if name is None else str(name).replace("-", "")
 
 
-def compare(old: Node, new: Node) -> Iterator[Change]:
+def compare(at: Location) -> Iterator[Change]:
+    old, new = at.old, at.new
     before, after = _normalised(old.get("format")), _normalised(new.get("format"))
     if after is None or before == after:
         return

@@ -17,10 +17,11 @@ from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
-from upgrade_guard.schema import Node
+from upgrade_guard.schema import Location
 
 
-def compare(old: Node, new: Node) -> Iterator[Change]:
+def compare(at: Location) -> Iterator[Change]:
+    old, new = at.old, at.new
     before = old.get("x-kubernetes-list-type") or "atomic"
     after = new.get("x-kubernetes-list-type") or "atomic"
     if before != after:

@@ -15,7 +15,7 @@ from fractions import Fraction
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
-from upgrade_guard.schema import Node
+from upgrade_guard.schema import Location
 
 
 def _divides(divisor: float, value: float) -> bool:
@@ -23,7 +23,8 @@ def _divides(divisor: float, value: float) -> bool:
     return quotient.denominator == 1
 
 
-def compare(old: Node, new: Node) -> Iterator[Change]:
+def compare(at: Location) -> Iterator[Change]:
+    old, new = at.old, at.new
     before, after = old.get("multipleOf"), new.get("multipleOf")
     if after is None or (before is not None and _divides(after, before)):
         return

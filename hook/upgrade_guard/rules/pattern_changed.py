@@ -16,10 +16,11 @@ from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
-from upgrade_guard.schema import Node
+from upgrade_guard.schema import Location
 
 
-def compare(old: Node, new: Node) -> Iterator[Change]:
+def compare(at: Location) -> Iterator[Change]:
+    old, new = at.old, at.new
     before, after = old.get("pattern"), new.get("pattern")
     if after is not None and before != after:
         verb = "added" if before is None else "changed"

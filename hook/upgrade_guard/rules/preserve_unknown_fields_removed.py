@@ -14,10 +14,11 @@ from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
-from upgrade_guard.schema import Node
+from upgrade_guard.schema import Location
 
 
-def compare(old: Node, new: Node) -> Iterator[Change]:
+def compare(at: Location) -> Iterator[Change]:
+    old, new = at.old, at.new
     if (
         old.get("x-kubernetes-preserve-unknown-fields") is True
         and new.get("x-kubernetes-preserve-unknown-fields") is not True

@@ -27,10 +27,9 @@ def _keeps_unknown(node: schema.Node, part: str) -> bool:
     return part != schema.ADDITIONAL and node.get("additionalProperties") not in (None, False)
 
 
-def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
-    kept = {part for part, _ in schema.children(new)}
-    for part, _ in schema.children(old):
-        if part not in kept and not _keeps_unknown(new, part):
+def compare(at: schema.Location) -> Iterator[Change]:
+    for part in at.old_children:
+        if part not in at.new_children and not _keeps_unknown(at.new, part):
             yield Change((part,), "removed from the schema: stored values are pruned on read")
 
 

@@ -22,7 +22,8 @@ from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
 
 
-def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
+def compare(at: schema.Location) -> Iterator[Change]:
+    old, new = at.old, at.new
     for name, has_default in schema.newly_required(old, new):
         if not has_default:
             yield Change(

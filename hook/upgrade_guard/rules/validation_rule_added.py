@@ -25,7 +25,8 @@ def _by_expression(node: schema.Node) -> dict[str, Mapping[str, Any]]:
     return {str(entry.get("rule")): entry for entry in node.get("x-kubernetes-validations") or []}
 
 
-def compare(old: schema.Node, new: schema.Node) -> Iterator[Change]:
+def compare(at: schema.Location) -> Iterator[Change]:
+    old, new = at.old, at.new
     before = _by_expression(old)
     for expression, entry in _by_expression(new).items():
         transition = schema.uses_old_self(expression)
