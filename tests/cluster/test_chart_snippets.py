@@ -156,7 +156,11 @@ def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
     assert third.log.startswith("upgrade-guard REFUSED"), third.log
     assert "upgrade-guard REFUSED" in unsafe.stderr, show(unsafe)
     assert "spec.target" in unsafe.stderr, show(unsafe)
-    assert f"evidence: 1 of 1 backups affected: {namespace}/nightly" in unsafe.stderr, show(unsafe)
+    evidence = (
+        f"evidence: 1 of 1 backups affected: {namespace}/nightly; refused on CREATE and on any"
+        " change of spec; other updates pass by ratcheting"
+    )
+    assert evidence in unsafe.stderr, show(unsafe)
     assert schema_version(cluster) == "2"
     assert helm_status(helm, namespace) == "failed"
     history = helm("history", "rel", "-n", namespace, "-o", "json")

@@ -71,6 +71,34 @@ def test_stored_objects_decide(cluster: Cluster, namespace: str, tmp_path: Path,
     assert "SecretValue" not in run.stdout + run.termination, run
 
 
+def test_the_ratcheting_note_of_a_required_field_is_the_apiservers(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """spec.owner newly required: the apiserver reports the missing field on spec, so every
+    change of spec is refused, not only one of spec.owner; an update leaving spec as it is
+    passes. The note says so, and the apiserver does so once the chart's CRD is applied."""
+    group = new_group()
+    live = widget_crd(group, {"mode": STRING, "owner": STRING})
+    chart = widget_crd(group, {"mode": STRING, "owner": STRING}, required=["owner"])
+    kubeconfig, crds = setup(cluster, namespace, live, chart, {"a": {"mode": "Full"}})
+    run = run_hook(kubeconfig, crds, tmp_path)
+    assert run.code == 1, run
+    note = (
+        f"  evidence: 1 of 1 widgets affected: {namespace}/a; refused on CREATE and on any"
+        " change of spec; other updates pass by ratcheting"
+    )
+    assert note in run.stdout.splitlines(), run
+    trial = CRDTrial(cluster.admin, namespace)
+    trial.apply_crd(chart).expect_allowed()
+    stored = trial.get("a")
+    trial.update("a", lambda o: o["metadata"].update(labels={"touched": "yes"})).expect_allowed()
+    refused = trial.update("a", lambda o: o["spec"].update(mode="Snapshot"))
+    refused.expect_refused("spec.owner: Required value")
+    trial.create({"metadata": {"name": "copy"}, "spec": stored["spec"]}).expect_refused(
+        "spec.owner: Required value"
+    )
+
+
 def field_removed(cluster: Cluster, namespace: str, specs: dict[str, Any],
                   may_list: bool = True) -> tuple[Path, list[Any]]:  # fmt: skip
     """spec.legacy removed from the chart's CRD (UG201), ``specs`` stored."""

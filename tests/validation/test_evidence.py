@@ -98,7 +98,7 @@ RATCHETED = "ratcheted on Kubernetes 1.35: updates that leave spec.mode unchange
             [obj("a", {})],
             Severity.ERROR,
             "evidence: 1 of 1 things affected: ns/a; refused on CREATE and on any change of"
-            " spec.owner; other updates pass by ratcheting",
+            " spec; other updates pass by ratcheting",
             id="required-confirmed",
         ),
     ],
