@@ -7,9 +7,10 @@ breaks. Reads no files and talks to no cluster.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
-from itertools import permutations
+from itertools import combinations
 from typing import Any
 
 from upgrade_guard import rules, schema
@@ -126,12 +127,23 @@ def _versions_to_compare(old: Crd, new: Crd, policy: Policy) -> list[str]:
 
 def schema_changes(old: schema.Node, new: schema.Node) -> list[SchemaChange]:
     """What the property rules find between two schemas, with one finding per subtree."""
+    return _changes_at(schema.paired_locations(old, new))
+
+
+def _changes_both_ways(
+    first: schema.Node, second: schema.Node
+) -> tuple[list[SchemaChange], list[SchemaChange]]:
+    """schema_changes(first, second) and schema_changes(second, first), walking the schemas
+    once: two schemas differ at the same locations whichever is taken as the old one."""
+    locations = list(schema.paired_locations(first, second))
+    return _changes_at(locations), _changes_at(at.swapped() for at in locations)
+
+
+def _changes_at(locations: Iterable[schema.Location]) -> list[SchemaChange]:
     found: list[SchemaChange] = []
-    for at in schema.paired_locations(old, new):
+    for at in locations:
         differing = schema.differing_keywords(at.old, at.new)
-        for rule in _PROPERTY_RULES:
-            if rule.handles.isdisjoint(differing):
-                continue
+        for rule in _rules_for(differing):
             for change in rule.compare(at):
                 if change.ratchetable and not _ratchets_at(at.path, at.new):
                     change = replace(change, ratchetable=False)
@@ -149,6 +161,12 @@ def schema_changes(old: schema.Node, new: schema.Node) -> list[SchemaChange]:
     return [
         item for item in found if not any(item.path[:n] in covered for n in range(len(item.path)))
     ]
+
+
+@functools.cache
+def _rules_for(differing: frozenset[str]) -> tuple[PropertyRule, ...]:
+    """The property rules that handle a keyword in differing: the others find nothing."""
+    return tuple(rule for rule in _PROPERTY_RULES if not rule.handles.isdisjoint(differing))
 
 
 def _ratchets_at(path: schema.Path, node: schema.Node) -> bool:
@@ -204,29 +222,45 @@ def _spec_catch_all(old: Crd, new: Crd) -> Iterator[Change]:
 
 def _served_pair_changes(old: Crd, new: Crd) -> Iterator[_Raw]:
     """Disagreements between served versions of the new CRD that the old CRD did not have."""
-    for first, second in permutations(new.served_versions, 2):
-        known: set[tuple[str, schema.Path]] = set()
+    for first, second in combinations(new.served_versions, 2):
+        forth, back = _changes_both_ways(new.schema_of(first), new.schema_of(second))
+        if not (forth or back):
+            continue
+        known_forth: list[SchemaChange] = []
+        known_back: list[SchemaChange] = []
         if first in old.versions and second in old.versions:
-            known = {
-                (item.rule.code, item.path)
-                for item in schema_changes(old.schema_of(first), old.schema_of(second))
-            }
-        for item in schema_changes(new.schema_of(first), new.schema_of(second)):
-            rule, path, change = item.rule, item.path, item.change
-            if (rule.code, path) in known:
-                continue
-            message = (
-                f"objects written as {first} and read as {second}: {change.message}"
-                f" ({rule.code} {rule.name})"
+            known_forth, known_back = _changes_both_ways(
+                old.schema_of(first), old.schema_of(second)
             )
-            yield _Raw(
-                served_pairs.RULE,
-                new.name,
-                f"{first}->{second}",
-                path,
-                replace(change, message=message),
-                item.node,
-            )
+        yield from _disagreements(new.name, first, second, forth, known_forth)
+        yield from _disagreements(new.name, second, first, back, known_back)
+
+
+def _disagreements(
+    crd: str,
+    first: str,
+    second: str,
+    changes: list[SchemaChange],
+    known_changes: list[SchemaChange],
+) -> Iterator[_Raw]:
+    """What objects written as first and read as second meet, less what they met before."""
+    known = {(item.rule.code, item.path) for item in known_changes}
+    for item in changes:
+        rule, path, change = item.rule, item.path, item.change
+        if (rule.code, path) in known:
+            continue
+        message = (
+            f"objects written as {first} and read as {second}: {change.message}"
+            f" ({rule.code} {rule.name})"
+        )
+        yield _Raw(
+            served_pairs.RULE,
+            crd,
+            f"{first}->{second}",
+            path,
+            replace(change, message=message),
+            item.node,
+        )
 
 
 def _judge(item: _Raw, policy: Policy, kube_version: tuple[int, int] | None) -> Finding | None:

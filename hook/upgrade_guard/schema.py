@@ -155,6 +155,10 @@ class Location(NamedTuple):
     old_children: dict[str, Node]
     new_children: dict[str, Node]
 
+    def swapped(self) -> Location:
+        """The same location with the sides exchanged, as pairing new with old yields it."""
+        return Location(self.path, self.new, self.old, self.new_children, self.old_children)
+
 
 def paired_locations(old: Node, new: Node) -> Iterator[Location]:
     """The value locations present on both sides whose subtrees differ, parents first.
@@ -180,11 +184,11 @@ def paired_locations(old: Node, new: Node) -> Iterator[Location]:
         )
 
 
-def differing_keywords(old: Node, new: Node) -> set[str]:
+def differing_keywords(old: Node, new: Node) -> frozenset[str]:
     """The keywords two nodes may differ in: those set on one side only or to different
     values, less documentation; the value keywords (properties, items, additionalProperties)
     count wherever set, as what they hold is compared at the locations inside."""
-    return {
+    return frozenset(
         keyword
         for keyword in old.keys() | new.keys()
         if keyword in _VALUE_KEYWORD_SET
@@ -192,7 +196,7 @@ def differing_keywords(old: Node, new: Node) -> set[str]:
             keyword not in DOCUMENTATION_KEYWORDS
             and not (keyword in old and keyword in new and _identical(old[keyword], new[keyword]))
         )
-    }
+    )
 
 
 def _identical(old: Any, new: Any) -> bool:
