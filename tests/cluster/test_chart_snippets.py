@@ -15,13 +15,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from testenv import GUARD_IMAGE, JSON, Cluster, Image, JobRunner, ToolRunner
+from testenv import GUARD_IMAGE, JSON, Cluster, Image, JobRunner, KubeError, ToolRunner
 from upgrade_guard.load.bundle import BUNDLE_LIMIT
 
 REPO = Path(__file__).resolve().parents[2]
 SNIPPETS = REPO / "chart-snippets"
 EXAMPLE = SNIPPETS / "example"
-CRD = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/backups.example.io"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+CRD = f"{CRDS}/backups.example.io"
 GUARD_VALUES = (
     "--set", f"upgrade-guard.image.repository={GUARD_IMAGE.split(':')[0]}",
     "--set", f"upgrade-guard.image.tag={GUARD_IMAGE.split(':')[1]}",
@@ -91,6 +92,32 @@ def test_the_cluster_role_gets_the_crds_and_lists_their_objects_only(
         *({"apiGroups": [group], "resources": resources, "verbs": ["list"]}
           for group, resources in listed.items()),
     ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("crd_name", "allowed"),
+    [("backups.example.io", True), ("backups.example", False), ("secrets", False)],
+)
+def test_crd_names_are_plural_dot_group_as_the_apiserver_requires(
+    cluster: Cluster, helm: ToolRunner, crd_name: str, allowed: bool
+) -> None:
+    """crdNames becomes `list` rules: a name the apiserver would not give a CRD (`secrets`)
+    must not render one."""
+    plural, _, group = crd_name.partition(".")
+    crd = yaml.safe_load((EXAMPLE / "1.0.0" / "templates" / "crds" / "backups.yaml").read_text())
+    crd["metadata"] = {"name": crd_name}
+    crd["spec"]["group"] = group
+    crd["spec"]["names"].update(plural=plural, singular=plural.removesuffix("s"))
+    try:
+        cluster.admin.create(CRDS, crd, dryRun="All")
+        served = True
+    except KubeError as error:
+        served = error.code == 409  # valid, and already there (the e2e test's)
+    rendered = helm("template", "rel", str(EXAMPLE / "1.0.0"), "--set-json",
+                    f"upgrade-guard.crdNames={json.dumps([crd_name])}")  # fmt: skip
+    assert (served, rendered.returncode == 0) == (allowed, allowed), show(rendered)
+    if not allowed:
+        assert f"'/crdNames/0': '{crd_name}' does not match pattern" in rendered.stderr
 
 
 def test_the_readme_shows_the_rbac_the_example_chart_renders(helm: ToolRunner) -> None:
