@@ -24,7 +24,7 @@ def _where(source: Source, name: str | None = None) -> str:
     return f"{source}: CRD {name}" if name else str(source)
 
 
-def _check_crd(body: Mapping[str, Any], source: Source) -> Crd:
+def _check_crd(body: Mapping[str, Any], source: Source, validate: bool) -> Crd:
     if body.get("apiVersion") != API_VERSION:
         raise LoadError(
             f"{source}: {body.get('apiVersion')} CustomResourceDefinitions are not"
@@ -34,6 +34,8 @@ def _check_crd(body: Mapping[str, Any], source: Source) -> Crd:
     if not isinstance(metadata, Mapping) or not isinstance(metadata.get("name"), str):
         raise LoadError(f"{source}: CustomResourceDefinition without metadata.name")
     name = str(metadata["name"])
+    if not validate:
+        return Crd(body, source)
     try:
         crd_validation.check(body)
     except crd_validation.CrdInvalid as invalid:
@@ -46,8 +48,11 @@ def _check_crd(body: Mapping[str, Any], source: Source) -> Crd:
     return Crd(body, source)
 
 
-def crds_from(documents: Iterable[Document]) -> dict[str, Crd]:
-    """The CRDs among documents, by name. Other kinds are ignored; a List is looked into."""
+def crds_from(documents: Iterable[Document], *, validate: bool = True) -> dict[str, Crd]:
+    """The CRDs among documents, by name. Other kinds are ignored; a List is looked into.
+
+    ``validate=False`` is for CRDs an apiserver serves: it validated them when they were
+    written, and decoded them into its Go types, so their shape needs no second check."""
     found: dict[str, Crd] = {}
     for document in documents:
         body = document.body
@@ -62,7 +67,7 @@ def crds_from(documents: Iterable[Document]) -> dict[str, Crd]:
         for item in items if isinstance(items, list) else []:
             if not is_crd(item):
                 continue
-            crd = _check_crd(item, document.source)
+            crd = _check_crd(item, document.source, validate)
             if crd.name in found:
                 raise LoadError(
                     f"{document.source}: CRD {crd.name} is defined twice (also in"
