@@ -4,6 +4,7 @@ objects decide sits beside the nearest one they decide the other way."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,6 +12,10 @@ import pytest
 from test_hook import STRING, apply, guard_account, new_group, run_hook, widget_crd
 
 from testenv import Cluster, CRDTrial
+from upgrade_guard.cluster import stored
+from upgrade_guard.crd import Crd
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 ENUM = {"mode": {**STRING, "enum": ["Full"]}}
 
@@ -130,3 +135,28 @@ def test_the_limit_is_said(cluster: Cluster, namespace: str, tmp_path: Path) -> 
     run = run_hook(kubeconfig, crds, tmp_path, "--evidence-limit", "1")
     assert run.code == 1, run
     assert "not checkable: stopped at the limit of 1 widgets, none affected" in run.stdout, run
+
+
+@pytest.mark.parametrize(("limit", "listed", "complete"), [(5, 5, True), (3, 3, False)])
+def test_listings_page_in_order_with_pages_read_ahead(
+    cluster: Cluster, namespace: str, monkeypatch: pytest.MonkeyPatch, limit: int, listed: int,
+    complete: bool,
+) -> None:  # fmt: skip
+    """Pages of two objects: five stored objects take three pages, read on from the first
+    page that was requested ahead; the empty CRD after it keeps its place."""
+    monkeypatch.setattr(stored, "PAGE", 2)
+    full, empty = widget_crd(new_group(), {"mode": STRING}), widget_crd(new_group(), {})
+    apply(cluster, full, empty)
+    store(cluster, namespace, full, {f"w{i}": {} for i in range(5)})
+    kubeconfig = guard_account(
+        cluster, namespace, [], tuple(f"widgets.{c['spec']['group']}" for c in (full, empty))
+    )
+    crds = [Crd(cluster.admin.get(f"{CRDS}/{c['metadata']['name']}")) for c in (full, empty)]
+    with stored.stored_objects(
+        kubeconfig=str(kubeconfig), context=None, deadline=time.monotonic() + 60, limit=limit
+    ) as list_stored:
+        listings = [(listing, [o["metadata"]["name"] for o in listing])
+                    for listing in list_stored(crds)]  # fmt: skip
+    (first, names), (second, nothing) = listings
+    assert names == [f"w{i}" for i in range(listed)] and first.complete is complete
+    assert nothing == [] and second.complete and second.problem is None

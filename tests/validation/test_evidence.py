@@ -182,7 +182,7 @@ def test_objects_failing_where_no_finding_points_are_reported() -> None:
                "versions": [{"name": "v1", "schema": {"openAPIV3Schema": schema_}}]}})  # fmt: skip
     outcome = evidence.with_evidence(
         Outcome((found,)), {crd.name: crd}, {crd.name: crd}, (1, 35), strict=False,
-        list_stored=lambda _: Listing(),
+        list_stored=lambda crds: (Listing() for _ in crds),
     )  # fmt: skip
     (result,) = outcome.findings
     assert result.notes[-1] == (

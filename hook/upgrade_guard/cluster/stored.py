@@ -1,12 +1,18 @@
-"""Stored objects of a CRD, listed page by page across namespaces for evidence.
+"""Stored objects of CRDs, listed page by page across namespaces for evidence.
 
 The objects are handed on one at a time and not kept. Listing stops at a limit per
 resource, and a failure (a missing ``list`` permission, the deadline) ends it with a
-reason instead of failing the hook: without evidence a finding simply stays as it is."""
+reason instead of failing the hook: without evidence a finding simply stays as it is.
+
+A chart may have findings on hundreds of CRDs, most of them holding few objects or none, so
+the first pages of the next few CRDs are requested while the current one is judged: the
+hook waits on the apiserver once per window, not once per CRD."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
@@ -14,42 +20,104 @@ from urllib.parse import quote
 from upgrade_guard.cluster.client import Api, ClusterError, Resource, load_configuration
 from upgrade_guard.crd import Crd
 
+PAGE = 500
+_AHEAD = 8  # first pages in flight: at most this many pages of objects held at once
+
 
 class StoredListing:
     def __init__(self, api: Api, crd: Crd, limit: int) -> None:
         self._api = api
-        self._crd = crd
         self._limit = limit
         self.complete = True
         self.problem: str | None = None
+        version = crd.storage_version
+        group = str(crd.spec.get("group", ""))
+        self._plural = str(crd.names.get("plural", ""))
+        self._what = Resource("list", f"{self._plural}.{group}")
+        self._path = ""
+        if version is None or not group or not self._plural:
+            self.problem = "the live CRD names no storage version"
+        else:
+            self._path = "/".join(
+                (
+                    "/apis",
+                    quote(group, safe=""),
+                    quote(version, safe=""),
+                    quote(self._plural, safe=""),
+                )
+            )
+
+    def _page(self, token: str) -> Any:
+        query: dict[str, Any] = {"limit": PAGE}
+        if token:
+            query["continue"] = token
+        return self._api.get(self._path, self._what, query)
+
+    def first_page(self) -> Any:
+        """The first page, or None after a failure (``problem`` then says what)."""
+        if self.problem:
+            return None
+        try:
+            return self._page("")
+        except ClusterError as error:
+            self.problem = f"cannot list the stored {self._plural}: {error}"
+            return None
+
+    def objects(self, first: Any) -> Iterator[dict[str, Any]]:
+        seen = 0
+        body = first
+        try:
+            while body is not None:
+                for item in body.get("items") or []:
+                    if seen == self._limit:
+                        self.complete = False
+                        return
+                    seen += 1
+                    yield item
+                token = (body.get("metadata") or {}).get("continue") or ""
+                body = self._page(token) if token else None
+        except ClusterError as error:
+            self.problem = f"cannot list the stored {self._plural}: {error}"
+
+
+class _Prefetched:
+    """A listing whose first page has been read: iterating it goes on from there."""
+
+    def __init__(self, listing: StoredListing, first: Future[Any]) -> None:
+        self._listing = listing
+        self._first = first
+
+    @property
+    def complete(self) -> bool:
+        return self._listing.complete
+
+    @property
+    def problem(self) -> str | None:
+        return self._listing.problem
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
-        version = self._crd.storage_version
-        group = str(self._crd.spec.get("group", ""))
-        plural = str(self._crd.names.get("plural", ""))
-        if version is None or not group or not plural:
-            self.problem = "the live CRD names no storage version"
-            return
-        path = f"/apis/{quote(group, safe='')}/{quote(version, safe='')}/{quote(plural, safe='')}"
-        seen = 0
-        try:
-            for item in self._api.list_all(path, Resource("list", f"{plural}.{group}")):
-                if seen == self._limit:
-                    self.complete = False
-                    return
-                seen += 1
-                yield item
-        except ClusterError as error:
-            self.problem = f"cannot list the stored {plural}: {error}"
+        return self._listing.objects(self._first.result())
 
 
 @contextmanager
 def stored_objects(
     *, kubeconfig: str | None, context: str | None, deadline: float, limit: int
-) -> Iterator[Callable[[Crd], StoredListing]]:
-    """A lister of stored objects (at most ``limit`` per CRD) inside ``deadline``."""
+) -> Iterator[Callable[[Iterable[Crd]], Iterator[_Prefetched]]]:
+    """A lister of stored objects (at most ``limit`` per CRD) inside ``deadline``: given
+    CRDs, it yields their listings in the same order."""
     api = Api(load_configuration(kubeconfig, context), deadline)
+
+    def listings(crds: Iterable[Crd]) -> Iterator[_Prefetched]:
+        with ThreadPoolExecutor(max_workers=_AHEAD) as pool:
+            pending: deque[_Prefetched] = deque()
+            for crd in crds:
+                listing = StoredListing(api, crd, limit)
+                pending.append(_Prefetched(listing, pool.submit(listing.first_page)))
+                if len(pending) > _AHEAD:
+                    yield pending.popleft()
+            yield from pending
+
     try:
-        yield lambda crd: StoredListing(api, crd, limit)
+        yield listings
     finally:
         api.close()

@@ -228,8 +228,11 @@ class Listing(Protocol):
     """Stored objects of one CRD as the cluster layer lists them: iterating stops at the
     limit (``complete`` then False) or at a failure (``problem`` then says what)."""
 
-    complete: bool
-    problem: str | None
+    @property
+    def complete(self) -> bool: ...
+
+    @property
+    def problem(self) -> str | None: ...
 
     def __iter__(self) -> Iterator[Mapping[str, Any]]: ...
 
@@ -241,10 +244,11 @@ def with_evidence(
     kube_version: tuple[int, int],
     *,
     strict: bool,
-    list_stored: Callable[[Crd], Listing],
+    list_stored: Callable[[Iterable[Crd]], Iterator[Listing]],
 ) -> Outcome:
     """``outcome`` with evidence on every data-dependent finding about a CRD that is live:
-    its stored objects are listed once and judged by each new version's schema."""
+    its stored objects are listed once and judged by each new version's schema.
+    ``list_stored`` yields the listings of the CRDs it is given, in their order."""
     findings = list(outcome.findings)
     wanted: dict[str, list[int]] = {}
     for index, finding in enumerate(findings):
@@ -255,13 +259,16 @@ def with_evidence(
             and finding.excused is None
         ):
             wanted.setdefault(finding.crd, []).append(index)
+    listed: dict[str, list[int]] = {}
     for name, indices in wanted.items():
-        crd = live[name]
-        kind = str(crd.names.get("plural") or name)
-        if (crd.spec.get("conversion") or {}).get("strategy", "None") != "None":
+        if (live[name].spec.get("conversion") or {}).get("strategy", "None") != "None":
             for i in indices:
                 findings[i] = not_checkable(findings[i], "objects are converted by a webhook")
-            continue
+        else:
+            listed[name] = indices
+    listings = list_stored(live[name] for name in listed)
+    for (name, indices), listing in zip(listed.items(), listings, strict=True):
+        kind = str(live[name].names.get("plural") or name)
         by_version: dict[str, VersionEvidence] = {}
         for i in indices:
             version = str(findings[i].version)
@@ -269,7 +276,6 @@ def with_evidence(
                 schema = chart[name].versions[version]["schema"]["openAPIV3Schema"]
                 by_version[version] = VersionEvidence(Judge(schema, kube_version), [])
             by_version[version].findings.append(findings[i])
-        listing = list_stored(crd)
         for obj in listing:
             for collected in by_version.values():
                 collected.add(obj)
