@@ -27,6 +27,7 @@ order of SOURCE.txt's "tags taken". Targets (issue 14): the provider-upjet-aws p
 from __future__ import annotations
 
 import argparse
+import gc
 import itertools
 import json
 import re
@@ -185,6 +186,8 @@ def main() -> int:
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--rss-worker", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.worker or args.rss_worker:
+        gc.disable()  # as upgrade_guard.cli.main runs every command
     if args.worker:
         print(json.dumps(measure(args.worker, args.runs)))
         return 0

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 from importlib import metadata
 from typing import Annotated
 
@@ -59,4 +60,9 @@ def _options(
 
 
 def main() -> None:
+    # One short-lived process that builds large acyclic trees (parsed CRDs, schemas, API
+    # bodies): the cyclic collector would walk all of them again and again while they are
+    # read (reading the provider-upjet-aws pair took 1.8x as long with it), and reference
+    # counting frees everything the tool lets go of.
+    gc.disable()
     app()
