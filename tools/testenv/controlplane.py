@@ -118,6 +118,14 @@ class ControlPlane:
     )
     _own_workdir: bool = field(init=False, default=False)
 
+    def cpu_seconds(self) -> float:
+        """CPU time (user + system) etcd and kube-apiserver have used so far."""
+        ticks = 0
+        for _, proc, _ in self._procs:
+            fields = Path(f"/proc/{proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        return ticks / os.sysconf("SC_CLK_TCK")
+
     # Lifecycle ----------------------------------------------------------------------------
     def start(self, timeout: float = 120.0) -> ControlPlane:
         """Start etcd and kube-apiserver and wait for /readyz. A free port taken by someone
