@@ -31,6 +31,7 @@ _LONG_DIGITS = b"0" * 19
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SPACE = re.compile(r"[ \t\n\r]*")
+_ESCAPE = re.compile(rb"\\.", re.DOTALL)
 _NOT_BRACKETS_OR_QUOTES = bytes(b for b in range(256) if b not in b'[]{}"')
 
 
@@ -92,10 +93,14 @@ def _without_surrogates(value: Any) -> Any:
 
 def _nested_deeper_than(json_text: bytes, max_depth: int) -> bool:
     """Whether valid JSON nests arrays and objects more than max_depth deep."""
-    if b'\\"' in json_text:  # drop escaped backslashes, then escaped quotes
-        json_text = json_text.replace(b"\\\\", b"").replace(b'\\"', b"")
-    # What is left between quotes is strings: every other piece.
-    brackets = b"".join(json_text.translate(None, _NOT_BRACKETS_OR_QUOTES).split(b'"')[::2])
+    if b"\\" in json_text:  # drop every escape (an escaped quote ends no string)
+        json_text = _ESCAPE.sub(b"", json_text)
+    # What is left between quotes is strings: every other piece. Most strings hold no
+    # bracket and are "" by now; dropping each "" first keeps the pieces few (a dropped
+    # closing and opening quote only joins two strings, so every piece keeps its side).
+    brackets = json_text.translate(None, _NOT_BRACKETS_OR_QUOTES).replace(b'""', b"")
+    if b'"' in brackets:
+        brackets = b"".join(brackets.split(b'"')[::2])
     for _ in range(max_depth):
         if not brackets:
             return False
