@@ -155,7 +155,10 @@ def hook(
     log = TerminationLog(termination_log)
     try:
         chosen = options.policy_from(policy)
-        chart = crds_from(load_documents(crds, max_bytes))
+        # Kept as the digest sees them (the apiserver's defaults, no documentation): that is
+        # what the checks compare and the evidence judges by, and the documents' own copy,
+        # the larger one, is let go at once.
+        chart = history.normalized(crds_from(load_documents(crds, max_bytes)))
         if not chart:
             raise LoadError(f"{crds}: no CustomResourceDefinitions")
         if (controller_image is None) != (image_table is None):
@@ -182,6 +185,7 @@ def hook(
         cluster = read_live(
             chart, chosen, kubeconfig=kubeconfig, context=context, deadline=started + timeout
         )
+        cluster = replace(cluster, crds=history.normalized(cluster.crds))
         outcome = _judge(
             chart, cluster.crds, chosen, cluster.server_version, facts, cluster.written_state
         )
@@ -258,12 +262,11 @@ def _judge(
     facts: live.LiveFacts,
     written: list[live.WrittenState],
 ) -> Outcome:
-    before, after = history.normalized(live_crds), history.normalized(chart)
     compared = engine.compare_crds(
-        before, after, history.scoped_to_release(policy, live_crds, chart), server_version
+        live_crds, chart, history.scoped_to_release(policy, live_crds, chart), server_version
     )
     state = live.LiveFacts(facts.chart_counters, written_state=written)
     own = history.under_policy(
-        live.schema_findings(after, before, policy) + live.state_findings(state), policy
+        live.schema_findings(chart, live_crds, policy) + live.state_findings(state), policy
     )
     return Outcome(tuple(own) + compared.findings, compared.crds_compared, policy.source)

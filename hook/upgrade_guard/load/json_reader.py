@@ -144,10 +144,14 @@ def read_stream(
 ) -> Iterator[tuple[int, Any]]:
     """(first line, value) per document of a stream that starts as JSON: the JSON values,
     then, from the first value that is not valid JSON, read_yaml's documents of the rest."""
+    # Checked before anything is parsed, so that its copies of data are gone by the time
+    # the values take their memory; a stream that turns to YAML is checked again below.
+    too_deep = _nested_deeper_than(data, max_depth)
     text, utf8 = _go_text(data)
     values, rest_at = _read_values(data, text, max_depth)
-    json_part = data if rest_at == len(text) else text[:rest_at].encode()
-    if _nested_deeper_than(json_part, max_depth):
+    if rest_at < len(text):
+        too_deep = _nested_deeper_than(text[:rest_at].encode(), max_depth)
+    if too_deep:
         raise JsonError(f"nested deeper than {max_depth} levels")
     if b"\\u" in data and _SURROGATE_ESCAPE.search(text):
         values = [(line, _without_surrogates(value)) for line, value in values]
