@@ -142,13 +142,13 @@ def _changes_both_ways(
 def _changes_at(locations: Iterable[schema.Location]) -> list[SchemaChange]:
     found: list[SchemaChange] = []
     for at in locations:
-        differing = schema.differing_keywords(at.old, at.new)
-        for rule in _rules_for(differing):
+        rules_to_run, unhandled = _rules_for(schema.differing_keywords(at.old, at.new))
+        for rule in rules_to_run:
             for change in rule.compare(at):
                 if change.ratchetable and not _ratchets_at(at.path, at.new):
                     change = replace(change, ratchetable=False)
                 found.append(SchemaChange(rule, at.path, at.path + (change.path or ()), change))
-        leftover = _unclassified(at.old, at.new, differing - _HANDLED_KEYWORDS)
+        leftover = _unclassified(at.old, at.new, unhandled) if unhandled else None
         if leftover is not None:
             found.append(SchemaChange(unclassified_change.RULE, at.path, at.path, leftover))
     covered = {
@@ -164,9 +164,11 @@ def _changes_at(locations: Iterable[schema.Location]) -> list[SchemaChange]:
 
 
 @functools.cache
-def _rules_for(differing: frozenset[str]) -> tuple[PropertyRule, ...]:
-    """The property rules that handle a keyword in differing: the others find nothing."""
-    return tuple(rule for rule in _PROPERTY_RULES if not rule.handles.isdisjoint(differing))
+def _rules_for(differing: frozenset[str]) -> tuple[tuple[PropertyRule, ...], frozenset[str]]:
+    """The property rules that handle a keyword in differing (the others find nothing), and
+    the keywords in differing that no rule handles."""
+    rules_to_run = tuple(r for r in _PROPERTY_RULES if not r.handles.isdisjoint(differing))
+    return rules_to_run, differing - _HANDLED_KEYWORDS
 
 
 def _ratchets_at(path: schema.Path, node: schema.Node) -> bool:

@@ -166,22 +166,18 @@ def paired_locations(old: Node, new: Node) -> Iterator[Location]:
     Identical subtrees are skipped whole, which is what keeps large CRD sets fast: most of a
     schema does not change between releases.
     """
-    stack: list[tuple[Path, Node, Node]] = [((), old, new)]
+    stack: list[tuple[Path, Node, Node]] = [] if _identical(old, new) else [((), old, new)]
     while stack:
         path, old_node, new_node = stack.pop()
-        if _identical(old_node, new_node):
-            continue
         old_children, new_children = children(old_node), children(new_node)
         yield Location(path, old_node, new_node, old_children, new_children)
-        stack.extend(
-            reversed(
-                [
-                    (path + (part,), old_child, new_children[part])
-                    for part, old_child in old_children.items()
-                    if part in new_children
-                ]
-            )
-        )
+        differing = [
+            (path + (part,), old_child, new_child)
+            for part, old_child in old_children.items()
+            if (new_child := new_children.get(part)) is not None
+            and not _identical(old_child, new_child)
+        ]
+        stack.extend(reversed(differing))
 
 
 def differing_keywords(old: Node, new: Node) -> frozenset[str]:
