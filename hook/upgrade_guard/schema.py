@@ -24,7 +24,6 @@ VALUE_KEYWORDS = ("properties", "items", "additionalProperties")
 JUNCTORS = ("allOf", "anyOf", "oneOf", "not")
 _POSITION_KEYWORDS = VALUE_KEYWORDS + JUNCTORS
 SUBSCHEMA_KEYWORDS = frozenset(_POSITION_KEYWORDS)
-_VALUE_KEYWORD_SET = frozenset(VALUE_KEYWORDS)
 DOCUMENTATION_KEYWORDS = frozenset({"description", "title", "example", "externalDocs"})
 _BRANCH_LISTS = ("allOf", "anyOf", "oneOf")
 _SEGMENTS = {"items": ITEMS, "additionalProperties": ADDITIONAL}
@@ -187,7 +186,7 @@ def differing_keywords(old: Node, new: Node) -> frozenset[str]:
     return frozenset(
         keyword
         for keyword in old.keys() | new.keys()
-        if keyword in _VALUE_KEYWORD_SET
+        if keyword in VALUE_KEYWORDS
         or (
             keyword not in DOCUMENTATION_KEYWORDS
             and not (keyword in old and keyword in new and _identical(old[keyword], new[keyword]))

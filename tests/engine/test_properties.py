@@ -3,7 +3,9 @@
 - a CRD compared with itself gives no finding, whatever its schema;
 - a change that only loosens a schema (drops a constraint, adds an enum value or an optional
   field, widens a bound, edits documentation) never gives an error;
-- a property rule finds nothing where no keyword it handles differs (the engine skips it there).
+- a property rule finds nothing where no keyword it handles differs (the engine skips it there);
+- two schemas differ at the same locations whichever is taken as the old one (the engine walks
+  a pair of served versions once for both directions).
 """
 
 from __future__ import annotations
@@ -154,3 +156,13 @@ def test_a_property_rule_finds_nothing_where_no_keyword_it_handles_differs(
         for rule in PROPERTY_RULES:
             if rule.handles.isdisjoint(differing):
                 assert list(rule.compare(at)) == [], (rule.code, at.path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(schemas(), schemas())
+def test_two_schemas_differ_at_the_same_locations_either_way(
+    first: dict[str, Any], second: dict[str, Any]
+) -> None:
+    forth = [at.swapped() for at in schema.paired_locations(first, second)]
+    back = list(schema.paired_locations(second, first))
+    assert sorted(forth) == sorted(back)
