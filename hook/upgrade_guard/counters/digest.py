@@ -127,9 +127,8 @@ def _without_nulls(value: Any) -> Any:
 
 
 _SCALARS = (str, bool, int, float)
-_BRANCH_LISTS = frozenset({"allOf", "anyOf", "oneOf"})
-_ONE_SCHEMA = frozenset({"items", "additionalProperties", "not"})
 _DATA = frozenset({"default", "enum"})
+_BRANCH_LISTS = frozenset({"allOf", "anyOf", "oneOf"})
 _SKIPPED = schema.DOCUMENTATION_KEYWORDS
 _FALSE_DROPPED_SET = frozenset(_FALSE_DROPPED)
 _EMPTY_DROPPED_SET = frozenset(_EMPTY_DROPPED)
@@ -138,8 +137,8 @@ _EMPTY_DROPPED_SET = frozenset(_EMPTY_DROPPED)
 def normalized_schema(node: Any) -> Any:
     """Step 3 of the module docstring, on one schema and everything below it.
 
-    One pass per node over its own keys: every CRD of a chart and of the cluster goes
-    through here, so it is written for speed (schema.rebuilt says the same more slowly)."""
+    One pass over the node's own keys, then one over its positions: every CRD of a chart
+    and of the cluster goes through here (schema.rebuilt says the same, more slowly)."""
     if not isinstance(node, Mapping):
         return node
     result: dict[str, Any] = {}
@@ -149,21 +148,24 @@ def normalized_schema(node: Any) -> Any:
         if value.__class__ in _SCALARS:
             if value is False and key in _FALSE_DROPPED_SET:
                 continue
-        elif key in _ONE_SCHEMA:
-            value = normalized_schema(value)
-        elif key == "properties":
-            if isinstance(value, Mapping):
-                value = {
-                    name: normalized_schema(child)
-                    for name, child in value.items()
-                    if child is not None
-                }
-        elif key in _BRANCH_LISTS:
-            if isinstance(value, list):
-                value = [normalized_schema(child) for child in value if child is not None]
+        elif key in schema.SUBSCHEMA_KEYWORDS:
+            # filled in below; a value that holds no positions stays as written
+            if key == "properties" and isinstance(value, Mapping):
+                value = {}
+            elif key in _BRANCH_LISTS and isinstance(value, list):
+                value = []
         elif key not in _DATA:
             value = _without_nulls(value)
         result[key] = value
+    for keyword, key, child in schema.subschemas(node):
+        if child is None:
+            continue
+        if key is None:
+            result[keyword] = normalized_schema(child)
+        elif isinstance(key, str):
+            result[keyword][key] = normalized_schema(child)
+        else:
+            result[keyword].append(normalized_schema(child))
     for key in _EMPTY_DROPPED_SET.intersection(result):
         if _is_empty(result[key]):
             del result[key]
