@@ -99,10 +99,10 @@ def _median_time(
 
 
 def _diff_all(steps: list[tuple[Path, Path]]) -> None:
-    for old, new in steps:
-        engine.compare_crds(
-            crds_from(load_documents(str(old))), crds_from(load_documents(str(new)))
-        )
+    for old, new in steps:  # as commands/diff.py reads them
+        old_documents = list(load_documents(str(old)))
+        after = crds_from(load_documents(str(new)))
+        engine.compare_crds(crds_from(old_documents, beside=after), after)
 
 
 def _peak_rss_mib() -> float:

@@ -69,8 +69,9 @@ def diff(
         raise options.UsageProblem("only one of OLD and NEW can be read from standard input")
     version = options.parse_kube_version(kube_version)
     chosen = options.policy_from(policy)
-    before = crds_from(load_documents(old, max_bytes))
+    old_documents = list(load_documents(old, max_bytes))
     after = crds_from(load_documents(new, max_bytes))
+    before = crds_from(old_documents, beside=after)
     for argument, side, crds in ((old, "OLD", before), (new, "NEW", after)):
         if not crds and not allow_no_crds:
             raise LoadError(

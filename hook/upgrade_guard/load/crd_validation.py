@@ -25,6 +25,7 @@ refusal is held to the real apiserver by ``tests/cluster/test_crd_validation_tru
 from __future__ import annotations
 
 import json
+import marshal
 import math
 import re
 import warnings
@@ -532,9 +533,19 @@ def _specified(key: str, value: Any, empty_is_set: bool = True) -> bool:
     return not (isinstance(value, str) and not value)
 
 
-def _check_schema(root: Mapping[str, Any], status_enabled: bool) -> None:
+def _same(node: Any, checked: Any) -> bool:
+    """Equal as written: == alone takes true for 1, marshal's bytes keep them apart."""
+    return bool(node == checked) and marshal.dumps(node, 2) == marshal.dumps(checked, 2)
+
+
+def _check_schema(root: Mapping[str, Any], status_enabled: bool, checked: Any = None) -> None:
     """One version's openAPIV3Schema; failures name the node in our schema path syntax and
-    the keyword in parentheses."""
+    the keyword in parentheses.
+
+    ``checked`` is the same version's schema in a CRD that passed already: a subtree
+    identical to the one at the same place there is not checked again. Only properties,
+    items and additionalProperties are followed, where what a node is judged by (its path,
+    the keyword holding it) is the same on both sides."""
     if not isinstance(root, dict):
         _cannot(root, ".", "v1.JSONSchemaProps")
     try:
@@ -588,12 +599,17 @@ def _check_schema(root: Mapping[str, Any], status_enabled: bool) -> None:
         if isinstance(child, dict) and child.get("type") not in (None, "string"):
             _fail(f"{key} (type)", f"Invalid value: {_show(child.get('type'))}: must be string")
     # (path parts, node, inside a junctor, what holds it: root, property, items,
-    # additionalProperties, junctor, int-or-string: a junctor branch of such a node)
-    stack: list[tuple[tuple[str, ...], Any, bool, str]] = [((), root, False, "root")]
+    # additionalProperties, junctor, int-or-string: a junctor branch of such a node,
+    # the node at the same place in ``checked`` or None)
+    stack: list[tuple[tuple[str, ...], Any, bool, str, Any]] = [((), root, False, "root", checked)]
     while stack:
-        parts, node, in_junctor, location = stack.pop()
+        parts, node, in_junctor, location, beside = stack.pop()
         if node is None:
             node = {}  # Go decodes null into an empty schema
+        elif beside is not None and parts and _same(node, beside):
+            continue
+        if beside.__class__ is not dict:
+            beside = None
         try:
             _decode_node(node)
             # Defaults at or below additionalProperties are not validated by the apiserver.
@@ -605,15 +621,19 @@ def _check_schema(root: Mapping[str, Any], status_enabled: bool) -> None:
         for position in schema.subschemas(node):
             keyword, child = position.keyword, position.schema
             if keyword == "properties":
-                stack.append((parts + (str(position.key),), child, in_junctor, "property"))
+                twin = None if beside is None else (beside.get(keyword) or {}).get(position.key)
+                stack.append((parts + (str(position.key),), child, in_junctor, "property", twin))
             elif keyword in ("items", "additionalProperties"):
                 if isinstance(child, dict):
-                    stack.append((parts + (str(position.segment),), child, in_junctor, keyword))
+                    twin = None if beside is None else beside.get(keyword)
+                    stack.append(
+                        (parts + (str(position.segment),), child, in_junctor, keyword, twin)
+                    )
             elif keyword == "not":
-                stack.append((parts + ("(not)",), child, True, "junctor"))
+                stack.append((parts + ("(not)",), child, True, "junctor", None))
             else:
                 held = _branch_location(node, keyword, int(position.key or 0), location)
-                stack.append((parts + (f"({keyword}[{position.key}])",), child, True, held))
+                stack.append((parts + (f"({keyword}[{position.key}])",), child, True, held, None))
 
 
 _INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]
@@ -1164,8 +1184,11 @@ def go_regexp_problem(pattern: str) -> str | None:
 
 
 # The whole CRD -------------------------------------------------------------------------------
-def check(body: Mapping[str, Any]) -> None:
-    """Raise CrdInvalid for the first problem the apiserver would refuse body for."""
+def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None = None) -> None:
+    """Raise CrdInvalid for the first problem the apiserver would refuse body for.
+
+    ``checked`` is a CRD of the same name that passed this check already (the other side
+    of a diff): schema subtrees identical to its own are not walked again."""
     metadata = body.get("metadata")
     name = metadata.get("name") if isinstance(metadata, Mapping) else None
     if not isinstance(name, str) or not name:
@@ -1175,6 +1198,10 @@ def check(body: Mapping[str, Any]) -> None:
         _fail("spec", "Required value")
     _decode_spec(spec)
     _check_spec(name, spec)
+    checked_schemas = {
+        version.get("name"): (version.get("schema") or {}).get("openAPIV3Schema")
+        for version in ((checked or {}).get("spec") or {}).get("versions") or []
+    }
     for version in spec.get("versions") or []:
         validation = (version or {}).get("schema") or {}
         root = validation.get("openAPIV3Schema")
@@ -1184,7 +1211,7 @@ def check(body: Mapping[str, Any]) -> None:
             )
         status_enabled = ((version or {}).get("subresources") or {}).get("status") is not None
         try:
-            _check_schema(root, status_enabled)
+            _check_schema(root, status_enabled, checked_schemas.get((version or {}).get("name")))
             _check_selectable_fields((version or {}).get("selectableFields") or [], root)
         except CrdInvalid as invalid:
             raise CrdInvalid(invalid.where, invalid.problem, version.get("name")) from None

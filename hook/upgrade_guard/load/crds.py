@@ -24,7 +24,9 @@ def _where(source: Source, name: str | None = None) -> str:
     return f"{source}: CRD {name}" if name else str(source)
 
 
-def _check_crd(body: Mapping[str, Any], source: Source, validate: bool) -> Crd:
+def _check_crd(
+    body: Mapping[str, Any], source: Source, validate: bool, beside: Mapping[str, Crd] | None
+) -> Crd:
     if body.get("apiVersion") != API_VERSION:
         raise LoadError(
             f"{source}: {body.get('apiVersion')} CustomResourceDefinitions are not"
@@ -37,7 +39,8 @@ def _check_crd(body: Mapping[str, Any], source: Source, validate: bool) -> Crd:
     if not validate:
         return Crd(body, source)
     try:
-        crd_validation.check(body)
+        checked = (beside or {}).get(name)
+        crd_validation.check(body, None if checked is None else checked.raw)
     except crd_validation.CrdInvalid as invalid:
         version = f" version {invalid.version}" if invalid.version is not None else ""
         raise LoadError(
@@ -48,11 +51,18 @@ def _check_crd(body: Mapping[str, Any], source: Source, validate: bool) -> Crd:
     return Crd(body, source)
 
 
-def crds_from(documents: Iterable[Document], *, validate: bool = True) -> dict[str, Crd]:
+def crds_from(
+    documents: Iterable[Document],
+    *,
+    validate: bool = True,
+    beside: Mapping[str, Crd] | None = None,
+) -> dict[str, Crd]:
     """The CRDs among documents, by name. Other kinds are ignored; a List is looked into.
 
     ``validate=False`` is for CRDs an apiserver serves: it validated them when they were
-    written, and decoded them into its Go types, so their shape needs no second check."""
+    written, and decoded them into its Go types, so their shape needs no second check.
+    ``beside`` is the other side of a diff, validated already: what a CRD shares with its
+    namesake there is not validated twice (most of a schema is the same between releases)."""
     found: dict[str, Crd] = {}
     for document in documents:
         body = document.body
@@ -67,7 +77,7 @@ def crds_from(documents: Iterable[Document], *, validate: bool = True) -> dict[s
         for item in items if isinstance(items, list) else []:
             if not is_crd(item):
                 continue
-            crd = _check_crd(item, document.source, validate)
+            crd = _check_crd(item, document.source, validate, beside)
             if crd.name in found:
                 raise LoadError(
                     f"{document.source}: CRD {crd.name} is defined twice (also in"
