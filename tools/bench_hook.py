@@ -35,7 +35,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "hook"))
 sys.path.insert(0, str(REPO / "tools"))
 
-from testenv import ControlPlane, find_binaries  # noqa: E402
+from testenv import ControlPlane, KubeError, find_binaries  # noqa: E402
 from upgrade_guard.load.crds import crds_from  # noqa: E402
 from upgrade_guard.load.documents import load_documents  # noqa: E402
 
@@ -74,8 +74,21 @@ def create_live(plane: ControlPlane, directory: Path) -> int:
         # The apiserver sets up a custom resource's handler (storage, schema, CEL) on the
         # first request for it, about 20 ms of its CPU each; in a cluster the operator's own
         # watches have long done that, so it is done here before the hook is timed.
-        list(pool.map(lambda body: plane.admin.get(_resources(body), limit=1), bodies))
+        list(pool.map(lambda body: _first_request(plane, _resources(body)), bodies))
     return len(bodies)
+
+
+def _first_request(plane: ControlPlane, path: str) -> None:
+    """A list of one at path, once the CRD is established (until then it is a 404)."""
+    deadline = time.monotonic() + 300
+    while True:
+        try:
+            plane.admin.get(path, limit=1)
+            return
+        except KubeError as error:
+            if error.code != 404 or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
 
 
 def _resources(crd: dict[str, Any]) -> str:
