@@ -17,18 +17,12 @@ from typing import Any
 import pytest
 import yaml
 
+from counters.history_kit import GIT_ENV
+
 REPO = Path(__file__).resolve().parents[2]
 README = (REPO / "README.md").read_text()
 PUBLISHED = "https://github.com/OWNER/upgrade-guard"
 CRDS = "charts/my-operator/crds"
-GIT_ENV = {
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_AUTHOR_NAME": "test",
-    "GIT_AUTHOR_EMAIL": "test@example.com",
-    "GIT_COMMITTER_NAME": "test",
-    "GIT_COMMITTER_EMAIL": "test@example.com",
-}
 ENV = {k: v for k, v in os.environ.items() if not k.startswith(("UPGRADE_GUARD_", "VIRTUAL_ENV"))}
 ENV.update(GIT_ENV)
 
