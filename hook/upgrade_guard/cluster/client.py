@@ -33,6 +33,9 @@ _MAX_BACKOFF = 5.0
 _CONCURRENT_READS = 8
 
 
+PAGE = 500  # items per list request
+
+
 class ClusterError(RuntimeError):
     """The cluster could not be reached or read; the message says what and why (exit 3)."""
 
@@ -178,20 +181,24 @@ class Api:
         with ThreadPoolExecutor(max_workers=_CONCURRENT_READS) as pool:
             return dict(zip(wanted, pool.map(fetch, wanted), strict=True))
 
-    def list_all(self, path: str, what: Resource, page: int = 500) -> Iterator[Any]:
-        """Every item of a list, page by page."""
-        token = ""
-        while True:
-            query: dict[str, Any] = {"limit": page}
-            if token:
-                query["continue"] = token
-            body = self.get(path, what, query)
-            if body is None:
-                return
+    def list_page(self, path: str, what: Resource, token: str = "", page: int = PAGE) -> Any:
+        """One page of a list (from its continue token), or None when there is no such
+        resource."""
+        query: dict[str, Any] = {"limit": page}
+        if token:
+            query["continue"] = token
+        return self.get(path, what, query)
+
+    def list_rest(self, body: Any, path: str, what: Resource, page: int = PAGE) -> Iterator[Any]:
+        """Every item of a list from a page already read (``body``) on, page by page."""
+        while body is not None:
             yield from body.get("items") or []
             token = (body.get("metadata") or {}).get("continue") or ""
-            if not token:
-                return
+            body = self.list_page(path, what, token, page) if token else None
+
+    def list_all(self, path: str, what: Resource, page: int = PAGE) -> Iterator[Any]:
+        """Every item of a list, page by page."""
+        yield from self.list_rest(self.list_page(path, what, page=page), path, what, page)
 
 
 def _status_message(body: bytes) -> str:

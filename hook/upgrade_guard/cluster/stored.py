@@ -17,10 +17,15 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
-from upgrade_guard.cluster.client import Api, ClusterError, Resource, load_configuration
+from upgrade_guard.cluster.client import (
+    PAGE,
+    Api,
+    ClusterError,
+    Resource,
+    load_configuration,
+)
 from upgrade_guard.crd import Crd
 
-PAGE = 500
 _AHEAD = 8  # first pages in flight: at most this many pages of objects held at once
 
 
@@ -38,44 +43,28 @@ class StoredListing:
         if version is None or not group or not self._plural:
             self.problem = "the live CRD names no storage version"
         else:
-            self._path = "/".join(
-                (
-                    "/apis",
-                    quote(group, safe=""),
-                    quote(version, safe=""),
-                    quote(self._plural, safe=""),
-                )
-            )
-
-    def _page(self, token: str) -> Any:
-        query: dict[str, Any] = {"limit": PAGE}
-        if token:
-            query["continue"] = token
-        return self._api.get(self._path, self._what, query)
+            parts = (group, version, self._plural)
+            self._path = "/apis/" + "/".join(quote(part, safe="") for part in parts)
 
     def first_page(self) -> Any:
         """The first page, or None after a failure (``problem`` then says what)."""
         if self.problem:
             return None
         try:
-            return self._page("")
+            return self._api.list_page(self._path, self._what, page=PAGE)
         except ClusterError as error:
             self.problem = f"cannot list the stored {self._plural}: {error}"
             return None
 
     def objects(self, first: Any) -> Iterator[dict[str, Any]]:
         seen = 0
-        body = first
         try:
-            while body is not None:
-                for item in body.get("items") or []:
-                    if seen == self._limit:
-                        self.complete = False
-                        return
-                    seen += 1
-                    yield item
-                token = (body.get("metadata") or {}).get("continue") or ""
-                body = self._page(token) if token else None
+            for item in self._api.list_rest(first, self._path, self._what, PAGE):
+                if seen == self._limit:
+                    self.complete = False
+                    return
+                seen += 1
+                yield item
         except ClusterError as error:
             self.problem = f"cannot list the stored {self._plural}: {error}"
 
