@@ -45,7 +45,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "hook"))
 
 from upgrade_guard import engine  # noqa: E402
-from upgrade_guard.load.crds import crds_from  # noqa: E402
+from upgrade_guard.load.crds import crds_from, diff_sides  # noqa: E402
 from upgrade_guard.load.documents import load_documents  # noqa: E402
 from upgrade_guard.load.fast_yaml import read_fast  # noqa: E402
 from upgrade_guard.load.yaml_reader import (  # noqa: E402
@@ -99,10 +99,8 @@ def _median_time(
 
 
 def _diff_all(steps: list[tuple[Path, Path]]) -> None:
-    for old, new in steps:  # as commands/diff.py reads them
-        old_documents = list(load_documents(str(old)))
-        after = crds_from(load_documents(str(new)))
-        engine.compare_crds(crds_from(old_documents, beside=after), after)
+    for old, new in steps:
+        engine.compare_crds(*diff_sides(load_documents(str(old)), load_documents(str(new))))
 
 
 def _peak_rss_mib() -> float:

@@ -13,7 +13,7 @@ from upgrade_guard.commands import options
 from upgrade_guard.counters import history
 from upgrade_guard.findings import Outcome
 from upgrade_guard.load import locations, policy_file
-from upgrade_guard.load.crds import crds_from
+from upgrade_guard.load.crds import diff_sides
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, load_documents
 from upgrade_guard.policy import declared_break_entries
 
@@ -69,9 +69,7 @@ def diff(
         raise options.UsageProblem("only one of OLD and NEW can be read from standard input")
     version = options.parse_kube_version(kube_version)
     chosen = options.policy_from(policy)
-    old_documents = list(load_documents(old, max_bytes))
-    after = crds_from(load_documents(new, max_bytes))
-    before = crds_from(old_documents, beside=after)
+    before, after = diff_sides(load_documents(old, max_bytes), load_documents(new, max_bytes))
     for argument, side, crds in ((old, "OLD", before), (new, "NEW", after)):
         if not crds and not allow_no_crds:
             raise LoadError(

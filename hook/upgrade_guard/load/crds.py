@@ -85,3 +85,13 @@ def crds_from(
                 )
             found[crd.name] = crd
     return found
+
+
+def diff_sides(
+    old: Iterable[Document], new: Iterable[Document]
+) -> tuple[dict[str, Crd], dict[str, Crd]]:
+    """The CRDs of both sides of a diff. The old side is read first (its read errors come
+    first), the new side is validated whole, the old side beside it."""
+    old_documents = list(old)
+    after = crds_from(new)
+    return crds_from(old_documents, beside=after), after
