@@ -197,9 +197,10 @@ def differing_keywords(old: Node, new: Node) -> frozenset[str]:
 def _identical(old: Any, new: Any) -> bool:
     """Equal as JSON values. == alone takes true for 1; marshal's bytes keep booleans apart
     and are quick to compare, and where they differ only in key order or 1 against 1.0,
-    same_value decides."""
-    return bool(old == new) and (
-        marshal.dumps(old, 2) == marshal.dumps(new, 2) or same_value(old, new)
+    same_value decides. One object (what the two sides of a diff share) is identical."""
+    return old is new or (
+        bool(old == new)
+        and (marshal.dumps(old, 2) == marshal.dumps(new, 2) or same_value(old, new))
     )
 
 

@@ -543,9 +543,10 @@ def _check_schema(root: Mapping[str, Any], status_enabled: bool, checked: Any = 
     the keyword in parentheses.
 
     ``checked`` is the same version's schema in a CRD that passed already: a subtree
-    identical to the one at the same place there is not checked again. Only properties,
-    items and additionalProperties are followed, where what a node is judged by (its path,
-    the keyword holding it) is the same on both sides."""
+    identical to the one at the same place there is not checked again, and root takes that
+    one over, so that the two are held once. Only properties, items and additionalProperties
+    are followed, where what a node is judged by (its path, the keyword holding it) is the
+    same on both sides."""
     if not isinstance(root, dict):
         _cannot(root, ".", "v1.JSONSchemaProps")
     try:
@@ -600,13 +601,16 @@ def _check_schema(root: Mapping[str, Any], status_enabled: bool, checked: Any = 
             _fail(f"{key} (type)", f"Invalid value: {_show(child.get('type'))}: must be string")
     # (path parts, node, inside a junctor, what holds it: root, property, items,
     # additionalProperties, junctor, int-or-string: a junctor branch of such a node,
-    # the node at the same place in ``checked`` or None)
-    stack: list[tuple[tuple[str, ...], Any, bool, str, Any]] = [((), root, False, "root", checked)]
+    # the node at the same place in ``checked`` or None, the mapping holding node under key)
+    stack: list[tuple[tuple[str, ...], Any, bool, str, Any, Any, Any]] = [
+        ((), root, False, "root", checked, None, None)
+    ]
     while stack:
-        parts, node, in_junctor, location, beside = stack.pop()
+        parts, node, in_junctor, location, beside, holder, key = stack.pop()
         if node is None:
             node = {}  # Go decodes null into an empty schema
         elif beside is not None and parts and _same(node, beside):
+            holder[key] = beside
             continue
         if beside.__class__ is not dict:
             beside = None
@@ -622,18 +626,28 @@ def _check_schema(root: Mapping[str, Any], status_enabled: bool, checked: Any = 
             keyword, child = position.keyword, position.schema
             if keyword == "properties":
                 twin = None if beside is None else (beside.get(keyword) or {}).get(position.key)
-                stack.append((parts + (str(position.key),), child, in_junctor, "property", twin))
+                stack.append(
+                    (
+                        parts + (str(position.key),),
+                        child,
+                        in_junctor,
+                        "property",
+                        twin,
+                        node[keyword],
+                        position.key,
+                    )
+                )
             elif keyword in ("items", "additionalProperties"):
                 if isinstance(child, dict):
                     twin = None if beside is None else beside.get(keyword)
-                    stack.append(
-                        (parts + (str(position.segment),), child, in_junctor, keyword, twin)
-                    )
+                    at = parts + (str(position.segment),)
+                    stack.append((at, child, in_junctor, keyword, twin, node, keyword))
             elif keyword == "not":
-                stack.append((parts + ("(not)",), child, True, "junctor", None))
+                stack.append((parts + ("(not)",), child, True, "junctor", None, None, None))
             else:
                 held = _branch_location(node, keyword, int(position.key or 0), location)
-                stack.append((parts + (f"({keyword}[{position.key}])",), child, True, held, None))
+                at = parts + (f"({keyword}[{position.key}])",)
+                stack.append((at, child, True, held, None, None, None))
 
 
 _INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]
@@ -1188,7 +1202,8 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None = None) -> 
     """Raise CrdInvalid for the first problem the apiserver would refuse body for.
 
     ``checked`` is a CRD of the same name that passed this check already (the other side
-    of a diff): schema subtrees identical to its own are not walked again."""
+    of a diff): schema subtrees identical to its own are not walked again, and body takes
+    them over (the two sides of a diff hold what they share once)."""
     metadata = body.get("metadata")
     name = metadata.get("name") if isinstance(metadata, Mapping) else None
     if not isinstance(name, str) or not name:

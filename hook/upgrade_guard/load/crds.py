@@ -90,8 +90,22 @@ def crds_from(
 def diff_sides(
     old: Iterable[Document], new: Iterable[Document]
 ) -> tuple[dict[str, Crd], dict[str, Crd]]:
-    """The CRDs of both sides of a diff. The old side is read first (its read errors come
-    first), the new side is validated whole, the old side beside it."""
-    old_documents = list(old)
-    after = crds_from(new)
-    return crds_from(old_documents, beside=after), after
+    """The CRDs of both sides of a diff. The first problem is reported, in this order: the
+    old side's reading, the new side's reading and CRDs (in document order), the old side's
+    CRDs. The new side is read and validated first; the old side is then read a file at a
+    time and validated beside it, taking over what it shares with the new side, so that
+    what the two share is held once."""
+    try:
+        after = crds_from(new)
+    except LoadError:
+        for _ in old:  # a problem reading the old side comes first
+            pass
+        raise
+    old_documents = iter(old)
+    try:
+        before = crds_from(old_documents, beside=after)
+    except LoadError:
+        for _ in old_documents:  # as does one further on (a generator that raised is done)
+            pass
+        raise
+    return before, after
