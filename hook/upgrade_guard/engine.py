@@ -72,8 +72,34 @@ def compare_crds(
     kube_version: tuple[int, int] | None = None,
 ) -> Outcome:
     """Every finding for replacing the old CRD set with the new one."""
+    return judged(changes_between(old, new, policy), policy, kube_version)
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What the rules find between two CRD sets before the policy judges it: the changes in
+    CRD name order, and how many CRDs both sets have. Changes of disjoint sets of names
+    add up (``merged``) to the changes of all of them."""
+
+    raw: tuple[_Raw, ...]
+    crds_compared: int
+
+    def merged(self, other: Changes) -> Changes:
+        raw = sorted(self.raw + other.raw, key=lambda item: item.crd)  # stable: same order
+        return Changes(tuple(raw), self.crds_compared + other.crds_compared)
+
+
+def changes_between(
+    old: Mapping[str, Crd],
+    new: Mapping[str, Crd],
+    policy: Policy = DEFAULT_POLICY,
+    names: Iterable[str] | None = None,
+) -> Changes:
+    """The changes for the names given (every name of either set by default). Of the policy
+    only ``storage_version_only`` counts here, which scoping it to a release keeps."""
     raw: list[_Raw] = []
-    for name in sorted(old.keys() | new.keys()):
+    compared = 0
+    for name in sorted(old.keys() | new.keys() if names is None else names):
         before, after = old.get(name), new.get(name)
         if before is None:
             continue
@@ -81,11 +107,20 @@ def compare_crds(
             removed = Change(None, "CRD removed: its stored objects become unreachable")
             raw.append(_Raw(crd_removed.RULE, name, None, None, removed))
             continue
+        compared += 1
         raw.extend(_crd_changes(before, after, policy))
-    findings = [f for f in (_judge(item, policy, kube_version) for item in raw) if f is not None]
+    return Changes(tuple(raw), compared)
+
+
+def judged(
+    changes: Changes, policy: Policy = DEFAULT_POLICY, kube_version: tuple[int, int] | None = None
+) -> Outcome:
+    """The findings the policy makes of changes, in report order."""
+    judging = (_judge(item, policy, kube_version) for item in changes.raw)
+    findings = [finding for finding in judging if finding is not None]
     findings = _apply_declared_breaks(findings, policy)
     findings.sort(key=report_order)
-    return Outcome(findings=tuple(findings), crds_compared=len(old.keys() & new.keys()))
+    return Outcome(findings=tuple(findings), crds_compared=changes.crds_compared)
 
 
 def _raw(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import pickle
 import pkgutil
 import re
 from pathlib import Path
@@ -41,6 +42,11 @@ def test_rule_is_documented_and_named_consistently(rule: rules.Rule) -> None:
     for heading in HEADINGS:
         assert heading in rule.doc, f"{rule.code} docstring lacks {heading!r}"
     assert rule.summary.endswith(".") and "\n" not in rule.summary
+
+
+def test_a_rule_crosses_a_process_boundary_as_itself() -> None:
+    """A diff shared by two processes sends its changes, rules and all, through pickle."""
+    assert all(pickle.loads(pickle.dumps(rule)) is rule for rule in rules.ALL_RULES)
 
 
 @pytest.mark.parametrize("rule", rules.ALL_RULES, ids=lambda rule: rule.code)

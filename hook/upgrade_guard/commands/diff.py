@@ -8,13 +8,12 @@ from typing import Annotated
 
 import typer
 
-from upgrade_guard import engine
+from upgrade_guard import diffing, engine
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history
 from upgrade_guard.findings import Outcome
 from upgrade_guard.load import locations, policy_file
-from upgrade_guard.load.crds import diff_sides
-from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, load_documents
+from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.policy import declared_break_entries
 
 
@@ -69,15 +68,16 @@ def diff(
         raise options.UsageProblem("only one of OLD and NEW can be read from standard input")
     version = options.parse_kube_version(kube_version)
     chosen = options.policy_from(policy)
-    before, after = diff_sides(load_documents(old, max_bytes), load_documents(new, max_bytes))
+    compared = diffing.read_and_compare(old, new, max_bytes, chosen)
+    before, after = compared.before, compared.after
     for argument, side, crds in ((old, "OLD", before), (new, "NEW", after)):
         if not crds and not allow_no_crds:
             raise LoadError(
                 f"{argument}: no CustomResourceDefinitions in {side} (a wrong path?);"
                 " give --allow-no-crds if that is meant"
             )
-    outcome = engine.compare_crds(
-        before, after, history.scoped_to_release(chosen, before, after), version
+    outcome = engine.judged(
+        compared.changes, history.scoped_to_release(chosen, before, after), version
     )
     outcome = history.note_unapplied_release_breaks(outcome, chosen, before, after)
     outcome = replace(outcome, policy=chosen.source)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -31,7 +31,8 @@ class Document:
     body: Any
 
 
-def _files(argument: str) -> list[Path]:
+def files_of(argument: str) -> list[Path]:
+    """The input files a directory (recursively) or file argument names, in reading order."""
     path = Path(argument)
     if path.is_dir():
         # Hidden entries are skipped: a mounted ConfigMap also shows every file under ..data/.
@@ -76,8 +77,13 @@ def read_inputs(argument: str, budget: int) -> Iterator[tuple[str, bytes]]:
             raise LoadError(f"<stdin>: input larger than the limit of {budget} bytes")
         yield "<stdin>", data
         return
+    yield from read_files(files_of(argument), budget)
+
+
+def read_files(paths: Iterable[Path], budget: int) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) per file, refusing input beyond budget bytes in all."""
     used = 0
-    for path in _files(argument):
+    for path in paths:
         too_much = LoadError(
             f"{path}: input larger than the limit of {budget} bytes in all"
             " (raise it with --max-bytes)"

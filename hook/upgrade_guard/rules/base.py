@@ -32,6 +32,16 @@ class Rule:
     # table: "yes", or why not; empty where it does not apply.
     ratcheting: str = ""
 
+    def __reduce__(self) -> tuple[Callable[[str], Rule], tuple[str]]:
+        # A rule crosses a process boundary (diffing in two processes) as its code.
+        return _registered, (self.code,)
+
+
+def _registered(code: str) -> Rule:
+    from upgrade_guard.rules import BY_CODE  # the registry imports every rule, so not on top
+
+    return BY_CODE[code]
+
 
 @dataclass(frozen=True, kw_only=True)
 class CrdRule(Rule):

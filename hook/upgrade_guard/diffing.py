@@ -1,0 +1,257 @@
+"""Both sides of a diff read, checked and compared: in one process, or shared by two.
+
+A large diff is mostly reading and checking CRDs, and each file can be read and checked on its
+own, so on two cores the files of both sides are shared out to two processes (the parent and
+a fork). Each reads and checks its share and compares the CRDs whose old and new definitions
+both fell to it. The child then sends the parent the metadata and source of each of its CRDs
+(what a policy's scoping and the report's locations read), the CRDs whose other side the
+parent holds, and its changes; the parent compares those pairs and the removed CRDs. A file
+goes to a process by the CRD name it seems to hold (the first ``name`` near its start), so
+that both definitions of a CRD usually meet in one process whatever the files are called; a
+wrong guess only costs sending that CRD over.
+
+Only a diff without problems runs in two. When either process meets one (a file it cannot
+read, a CRD the apiserver refuses, a name defined in both shares) or anything else goes wrong,
+the diff runs again in one process, which reports the problem exactly as it always does. The
+result is the same either way; tests/load/test_diffing.py holds this over the corpus.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import re
+import signal
+import sys
+import zlib
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+from upgrade_guard import engine
+from upgrade_guard.crd import Crd, Source
+from upgrade_guard.load.crds import API_VERSION, diff_sides
+from upgrade_guard.load.documents import (
+    STDIN,
+    Document,
+    LoadError,
+    documents_of,
+    files_of,
+    load_documents,
+    read_files,
+)
+from upgrade_guard.policy import Policy
+
+# Below this much input (both sides), forking and sending costs more than it saves.
+TWO_PROCESSES_FROM_BYTES = 4 * 1024 * 1024
+# A YAML line "  name: x" or JSON '"name": "x"' after { or ,: the first is metadata.name in
+# CRDs as generators and kubectl write them (only the share, not the result, depends on it).
+_NAME_NEAR_START = re.compile(rb'(?m)(?:^[ ]*|[{,]\s*)"?name"?[ ]*:[ ]*"?([-.\w]+)')
+_HEAD_BYTES = 4096
+
+
+@dataclass(frozen=True)
+class Compared:
+    """Both sides' CRDs by name, in document order, and the changes between them."""
+
+    before: dict[str, Crd]
+    after: dict[str, Crd]
+    changes: engine.Changes
+
+
+def read_and_compare(old: str, new: str, max_bytes: int, policy: Policy) -> Compared:
+    """``diff_sides`` and ``engine.changes_between`` of the two arguments; a LoadError names
+    the first problem, as ``diff_sides`` would."""
+    shares = _shares(old, new, max_bytes)
+    if shares is not None:
+        compared = _in_two_processes(shares, policy)
+        if compared is not None:
+            return compared
+    before, after = diff_sides(load_documents(old, max_bytes), load_documents(new, max_bytes))
+    return Compared(before, after, engine.changes_between(before, after, policy))
+
+
+@dataclass(frozen=True)
+class _Share:
+    """One process's files of each side, and the bytes it may read of each."""
+
+    old: list[Path]
+    new: list[Path]
+    old_budget: int
+    new_budget: int
+    max_bytes: int
+
+    def sides(self) -> tuple[dict[str, Crd], dict[str, Crd]]:
+        return diff_sides(
+            self._documents(self.old, self.old_budget), self._documents(self.new, self.new_budget)
+        )
+
+    def _documents(self, paths: list[Path], budget: int) -> Iterator[Document]:
+        for name, data in read_files(paths, budget):
+            yield from documents_of(name, data, self.max_bytes)
+
+
+@dataclass(frozen=True)
+class _Shares:
+    parent: _Share
+    child: _Share
+    order: dict[str, int]  # every file's place in reading order
+
+
+def _shares(old: str, new: str, max_bytes: int) -> _Shares | None:
+    """How to share the files out, or None where one process does better (one core, standard
+    input, little input) or where reading would fail anyway (one process says why)."""
+    if STDIN in (old, new) or not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2:
+        return None
+    try:
+        sides = [files_of(old), files_of(new)]
+        sizes = [[path.stat().st_size for path in files] for files in sides]
+    except (LoadError, OSError):
+        return None
+    if sum(map(sum, sizes)) < TWO_PROCESSES_FROM_BYTES or any(sum(s) > max_bytes for s in sizes):
+        return None
+    split: list[tuple[list[Path], list[Path], int, int]] = []
+    for files, side_sizes in zip(sides, sizes, strict=True):
+        try:
+            to_child = [_share_of(path) for path in files]
+        except OSError:
+            return None
+        mine = [path for path, child in zip(files, to_child, strict=True) if not child]
+        theirs = [path for path, child in zip(files, to_child, strict=True) if child]
+        theirs_bytes = sum(size for size, child in zip(side_sizes, to_child, strict=True) if child)
+        mine_bytes = sum(side_sizes) - theirs_bytes
+        split.append((mine, theirs, max_bytes - theirs_bytes, max_bytes - mine_bytes))
+    (old_mine, old_theirs, old_mine_budget, old_theirs_budget) = split[0]
+    (new_mine, new_theirs, new_mine_budget, new_theirs_budget) = split[1]
+    order = {str(path): index for index, path in enumerate(sides[0] + sides[1])}
+    return _Shares(
+        parent=_Share(old_mine, new_mine, old_mine_budget, new_mine_budget, max_bytes),
+        child=_Share(old_theirs, new_theirs, old_theirs_budget, new_theirs_budget, max_bytes),
+        order=order,
+    )
+
+
+def _share_of(path: Path) -> bool:
+    """Whether the child reads path: decided by the name near its start, else by its name."""
+    with open(path, "rb") as handle:
+        head = handle.read(_HEAD_BYTES)
+    found = _NAME_NEAR_START.search(head)
+    key = found.group(1) if found else path.name.encode()
+    return bool(zlib.crc32(key) & 1)
+
+
+def _send(stream: IO[bytes], message: object) -> None:
+    pickle.dump(message, stream, protocol=pickle.HIGHEST_PROTOCOL)
+    stream.flush()
+
+
+def _receive(stream: IO[bytes]) -> Any:
+    return pickle.load(stream)
+
+
+def _headers(crds: Mapping[str, Crd]) -> dict[str, tuple[Any, Source]]:
+    return {name: (crd.raw.get("metadata"), crd.source) for name, crd in crds.items()}
+
+
+def _stand_in(metadata: Any, source: Source) -> Crd:
+    """A CRD the child holds, as the parent keeps it: metadata and source only (no spec, so
+    any use beyond those fails loudly)."""
+    return Crd(
+        {"apiVersion": API_VERSION, "kind": "CustomResourceDefinition", "metadata": metadata},
+        source,
+    )
+
+
+def _child(share: _Share, to_parent: IO[bytes], from_parent: IO[bytes], policy: Policy) -> None:
+    try:
+        before, after = share.sides()
+    except LoadError:
+        _send(to_parent, None)
+        return
+    _send(to_parent, (_headers(before), _headers(after)))
+    wanted = _receive(from_parent)
+    if wanted is None:
+        return
+    old_wanted, new_wanted = wanted
+    changes = engine.changes_between(before, after, policy, before.keys() & after.keys())
+    _send(
+        to_parent,
+        (
+            [(before[name].raw, before[name].source) for name in old_wanted],
+            [(after[name].raw, after[name].source) for name in new_wanted],
+        ),
+    )
+    _send(to_parent, changes)
+
+
+def _in_two_processes(shares: _Shares, policy: Policy) -> Compared | None:
+    """The diff shared by two processes, or None if it has to run in one."""
+    to_parent_read, to_parent_write = os.pipe()
+    from_parent_read, from_parent_write = os.pipe()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into the caller
+        status = 0
+        try:
+            os.close(to_parent_read)
+            os.close(from_parent_write)
+            with open(to_parent_write, "wb") as out, open(from_parent_read, "rb") as back:
+                _child(shares.child, out, back, policy)
+        except BaseException:
+            status = 1
+        finally:
+            os._exit(status)
+    os.close(to_parent_write)
+    os.close(from_parent_read)
+    try:
+        with open(to_parent_read, "rb") as from_child, open(from_parent_write, "wb") as to_child:
+            return _parent(shares, from_child, to_child, policy)
+    except (LoadError, EOFError, pickle.UnpicklingError, BrokenPipeError):
+        return None
+    finally:
+        os.kill(pid, signal.SIGKILL)  # unreaped, so never gone: stops a child that is not done
+        os.waitpid(pid, 0)
+
+
+def _parent(
+    shares: _Shares, from_child: IO[bytes], to_child: IO[bytes], policy: Policy
+) -> Compared | None:
+    before, after = shares.parent.sides()
+    headers = _receive(from_child)
+    if headers is None:
+        return None
+    child_old, child_new = headers
+    if not (before.keys().isdisjoint(child_old) and after.keys().isdisjoint(child_new)):
+        _send(to_child, None)  # a name defined twice: one process says where
+        return None
+    old_wanted = [name for name in child_old if name in after]
+    new_wanted = [name for name in child_new if name in before]
+    _send(to_child, (old_wanted, new_wanted))
+    changes = engine.changes_between(before, after, policy, before.keys() & after.keys())
+    shipped_old, shipped_new = _receive(from_child)
+    old_view = _merged(before, child_old, shipped_old, shares.order)
+    new_view = _merged(after, child_new, shipped_new, shares.order)
+    removed = [name for name in old_view if name not in new_view]
+    split = engine.changes_between(old_view, new_view, policy, old_wanted + new_wanted + removed)
+    child_changes: engine.Changes = _receive(from_child)
+    return Compared(old_view, new_view, changes.merged(split).merged(child_changes))
+
+
+def _merged(
+    own: dict[str, Crd],
+    child: Mapping[str, tuple[Any, Source]],
+    shipped: Iterable[tuple[Any, Source]],
+    order: Mapping[str, int],
+) -> dict[str, Crd]:
+    """One side's CRDs: the parent's, the child's it was sent whole, stand-ins for the rest;
+    in document order, as one process would have them."""
+    crds = dict(own)
+    crds.update((name, _stand_in(metadata, source)) for name, (metadata, source) in child.items())
+    for raw, source in shipped:
+        crd = Crd(raw, source)
+        crds[crd.name] = crd
+    return dict(
+        sorted(crds.items(), key=lambda item: (order[item[1].source.file], item[1].source.document))
+    )
