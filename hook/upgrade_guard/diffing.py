@@ -63,9 +63,9 @@ class Compared:
 def read_and_compare(old: str, new: str, max_bytes: int, policy: Policy) -> Compared:
     """``diff_sides`` and ``engine.changes_between`` of the two arguments; a LoadError names
     the first problem, as ``diff_sides`` would."""
-    shares = _shares(old, new, max_bytes)
-    if shares is not None:
-        compared = _in_two_processes(shares, policy)
+    inputs = _inputs(old, new, max_bytes)
+    if inputs is not None:
+        compared = _in_two_processes(inputs, policy)
         if compared is not None:
             return compared
     before, after = diff_sides(load_documents(old, max_bytes), load_documents(new, max_bytes))
@@ -73,69 +73,52 @@ def read_and_compare(old: str, new: str, max_bytes: int, policy: Policy) -> Comp
 
 
 @dataclass(frozen=True)
-class _Share:
-    """One process's files of each side, and the bytes it may read of each."""
+class _Inputs:
+    """Both sides' files in reading order, each with its size when listed."""
 
-    old: list[Path]
-    new: list[Path]
-    old_budget: int
-    new_budget: int
+    old: list[tuple[Path, int]]
+    new: list[tuple[Path, int]]
     max_bytes: int
 
-    def sides(self) -> tuple[dict[str, Crd], dict[str, Crd]]:
-        return diff_sides(
-            self._documents(self.old, self.old_budget), self._documents(self.new, self.new_budget)
-        )
+    def order(self) -> dict[str, int]:
+        """Each file's place in reading order."""
+        return {str(path): index for index, (path, _) in enumerate(self.old + self.new)}
 
-    def _documents(self, paths: list[Path], budget: int) -> Iterator[Document]:
-        for name, data in read_files(paths, budget):
+    def sides(self, in_child: bool) -> tuple[dict[str, Crd], dict[str, Crd]]:
+        """The CRDs of the files that fall to this process. Each process sorts the files out
+        itself, so neither waits for the other; a file grown since it was listed is a
+        problem (so one process reads it all again)."""
+        return diff_sides(self._documents(self.old, in_child), self._documents(self.new, in_child))
+
+    def _documents(self, files: list[tuple[Path, int]], in_child: bool) -> Iterator[Document]:
+        mine = [(path, size) for path, size in files if _falls_to_child(path) == in_child]
+        budget = sum(size for _, size in mine)
+        for name, data in read_files([path for path, _ in mine], budget):
             yield from documents_of(name, data, self.max_bytes)
 
 
-@dataclass(frozen=True)
-class _Shares:
-    parent: _Share
-    child: _Share
-    order: dict[str, int]  # every file's place in reading order
-
-
-def _shares(old: str, new: str, max_bytes: int) -> _Shares | None:
-    """How to share the files out, or None where one process does better (one core, standard
-    input, little input) or where reading would fail anyway (one process says why)."""
+def _inputs(old: str, new: str, max_bytes: int) -> _Inputs | None:
+    """The files to share out, or None where one process does better (one core, standard
+    input, little input) or where reading fails anyway (one process says why)."""
     if STDIN in (old, new) or not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2:
         return None
     try:
-        sides = [files_of(old), files_of(new)]
-        sizes = [[path.stat().st_size for path in files] for files in sides]
+        sides = [[(path, path.stat().st_size) for path in files_of(side)] for side in (old, new)]
     except (LoadError, OSError):
         return None
-    if sum(map(sum, sizes)) < TWO_PROCESSES_FROM_BYTES or any(sum(s) > max_bytes for s in sizes):
+    sizes = [sum(size for _, size in files) for files in sides]
+    if sum(sizes) < TWO_PROCESSES_FROM_BYTES or max(sizes) > max_bytes:
         return None
-    split: list[tuple[list[Path], list[Path], int, int]] = []
-    for files, side_sizes in zip(sides, sizes, strict=True):
-        try:
-            to_child = [_share_of(path) for path in files]
-        except OSError:
-            return None
-        mine = [path for path, child in zip(files, to_child, strict=True) if not child]
-        theirs = [path for path, child in zip(files, to_child, strict=True) if child]
-        theirs_bytes = sum(size for size, child in zip(side_sizes, to_child, strict=True) if child)
-        mine_bytes = sum(side_sizes) - theirs_bytes
-        split.append((mine, theirs, max_bytes - theirs_bytes, max_bytes - mine_bytes))
-    (old_mine, old_theirs, old_mine_budget, old_theirs_budget) = split[0]
-    (new_mine, new_theirs, new_mine_budget, new_theirs_budget) = split[1]
-    order = {str(path): index for index, path in enumerate(sides[0] + sides[1])}
-    return _Shares(
-        parent=_Share(old_mine, new_mine, old_mine_budget, new_mine_budget, max_bytes),
-        child=_Share(old_theirs, new_theirs, old_theirs_budget, new_theirs_budget, max_bytes),
-        order=order,
-    )
+    return _Inputs(sides[0], sides[1], max_bytes)
 
 
-def _share_of(path: Path) -> bool:
+def _falls_to_child(path: Path) -> bool:
     """Whether the child reads path: decided by the name near its start, else by its name."""
-    with open(path, "rb") as handle:
-        head = handle.read(_HEAD_BYTES)
+    descriptor = os.open(path, os.O_RDONLY)
+    try:
+        head = os.read(descriptor, _HEAD_BYTES)
+    finally:
+        os.close(descriptor)
     found = _NAME_NEAR_START.search(head)
     key = found.group(1) if found else path.name.encode()
     return bool(zlib.crc32(key) & 1)
@@ -163,10 +146,10 @@ def _stand_in(metadata: Any, source: Source) -> Crd:
     )
 
 
-def _child(share: _Share, to_parent: IO[bytes], from_parent: IO[bytes], policy: Policy) -> None:
+def _child(inputs: _Inputs, to_parent: IO[bytes], from_parent: IO[bytes], policy: Policy) -> None:
     try:
-        before, after = share.sides()
-    except LoadError:
+        before, after = inputs.sides(in_child=True)
+    except (LoadError, OSError):
         _send(to_parent, None)
         return
     _send(to_parent, (_headers(before), _headers(after)))
@@ -185,7 +168,7 @@ def _child(share: _Share, to_parent: IO[bytes], from_parent: IO[bytes], policy: 
     _send(to_parent, changes)
 
 
-def _in_two_processes(shares: _Shares, policy: Policy) -> Compared | None:
+def _in_two_processes(inputs: _Inputs, policy: Policy) -> Compared | None:
     """The diff shared by two processes, or None if it has to run in one."""
     to_parent_read, to_parent_write = os.pipe()
     from_parent_read, from_parent_write = os.pipe()
@@ -198,7 +181,7 @@ def _in_two_processes(shares: _Shares, policy: Policy) -> Compared | None:
             os.close(to_parent_read)
             os.close(from_parent_write)
             with open(to_parent_write, "wb") as out, open(from_parent_read, "rb") as back:
-                _child(shares.child, out, back, policy)
+                _child(inputs, out, back, policy)
         except BaseException:
             status = 1
         finally:
@@ -207,8 +190,8 @@ def _in_two_processes(shares: _Shares, policy: Policy) -> Compared | None:
     os.close(from_parent_read)
     try:
         with open(to_parent_read, "rb") as from_child, open(from_parent_write, "wb") as to_child:
-            return _parent(shares, from_child, to_child, policy)
-    except (LoadError, EOFError, pickle.UnpicklingError, BrokenPipeError):
+            return _parent(inputs, from_child, to_child, policy)
+    except (LoadError, OSError, EOFError, pickle.UnpicklingError):
         return None
     finally:
         os.kill(pid, signal.SIGKILL)  # unreaped, so never gone: stops a child that is not done
@@ -216,9 +199,9 @@ def _in_two_processes(shares: _Shares, policy: Policy) -> Compared | None:
 
 
 def _parent(
-    shares: _Shares, from_child: IO[bytes], to_child: IO[bytes], policy: Policy
+    inputs: _Inputs, from_child: IO[bytes], to_child: IO[bytes], policy: Policy
 ) -> Compared | None:
-    before, after = shares.parent.sides()
+    before, after = inputs.sides(in_child=False)
     headers = _receive(from_child)
     if headers is None:
         return None
@@ -231,8 +214,9 @@ def _parent(
     _send(to_child, (old_wanted, new_wanted))
     changes = engine.changes_between(before, after, policy, before.keys() & after.keys())
     shipped_old, shipped_new = _receive(from_child)
-    old_view = _merged(before, child_old, shipped_old, shares.order)
-    new_view = _merged(after, child_new, shipped_new, shares.order)
+    order = inputs.order()
+    old_view = _merged(before, child_old, shipped_old, order)
+    new_view = _merged(after, child_new, shipped_new, order)
     removed = [name for name in old_view if name not in new_view]
     split = engine.changes_between(old_view, new_view, policy, old_wanted + new_wanted + removed)
     child_changes: engine.Changes = _receive(from_child)

@@ -22,7 +22,7 @@ PROVIDER = "provider-upjet-aws"
 
 def _one_process(old: str, new: str, monkeypatch: pytest.MonkeyPatch) -> diffing.Compared:
     with monkeypatch.context() as patched:
-        patched.setattr(diffing, "_shares", lambda *_: None)
+        patched.setattr(diffing, "_inputs", lambda *_: None)
         return diffing.read_and_compare(old, new, DEFAULT_MAX_BYTES, DEFAULT_POLICY)
 
 
