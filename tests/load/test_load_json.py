@@ -33,6 +33,13 @@ def test_json_reads_as_the_apiserver_does(case: Case) -> None:
     assert strictly_equal(default, case.default_read)
 
 
+def _nested(arrays: int) -> dict[str, Any]:
+    value: Any = ["\\", '\\"]']
+    for _ in range(arrays - 1):
+        value = [value]
+    return {"a": value}
+
+
 # Streams as kubectl v1.35 reads them (kubectl create --dry-run=client -o json): JSON when
 # the first non-space character is "{", and from a value that is not JSON on, YAML.
 STREAMS: list[tuple[bytes, list[tuple[int, Any]] | str]] = [
@@ -45,6 +52,10 @@ STREAMS: list[tuple[bytes, list[tuple[int, Any]] | str]] = [
     (b'{"a":1}\n---\n\xff: x\n', "not UTF-8"),
     (b'{"a":' + b"[" * 201 + b"]" * 201 + b"}", "nested deeper than 200 levels"),
     (b'{"a":"\\"[[[\\\\"}', [(1, {"a": '"[[[\\'})]),  # brackets in strings are not nesting
+    # At the limit, with an escaped backslash before a string's closing quote, and an escaped
+    # quote after one (neither ends or opens a string), beside one level more.
+    (b'{"a":' + b"[" * 199 + b'"\\\\", "\\\\\\"]"' + b"]" * 199 + b"}", [(1, _nested(199))]),
+    (b'{"a":' + b"[" * 200 + b'"\\\\", "\\\\\\"]"' + b"]" * 200 + b"}", "deeper than 200"),
 ]
 
 
