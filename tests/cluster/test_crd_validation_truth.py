@@ -352,6 +352,8 @@ def _selectable(node: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
 
 
 LIST_MAP_ITEM = {"type": "object", "properties": {"k": S}, "required": ["k"]}
+BAD_DEFAULT_BELOW = {"type": "object", "properties": {"a": {"type": "string", "default": 5}}}
+OBJECT_WITH_A = {"type": "object", "properties": {"a": {"type": "string"}}}
 REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
     # (id, edit of a minimal CRD, whether the apiserver refuses it)
     ("int-or-string branches may name integer and string", _field(
@@ -433,6 +435,30 @@ REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
      False),
     ("a default with unknown fields", _field(
         {"type": "object", "properties": {"a": S}, "default": {"b": 1}}), True),
+    # A subtree that passed is not walked again where it comes back in the same context
+    # (crd_validation.Passed). The same subtree, walked first where it passes (the last
+    # property is walked first), is checked again where it does not: under properties,
+    # where defaults count, and in a junctor, where types are forbidden.
+    ("passed under additionalProperties, refused under properties", _field(
+        {"type": "object", "properties": {
+            "p": {"type": "object", "properties": {"x": BAD_DEFAULT_BELOW}},
+            "m": {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW}}}),
+     True),
+    ("passed under additionalProperties and there again", _field(
+        {"type": "object", "properties": {
+            "p": {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW},
+            "m": {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW}}}),
+     False),
+    ("passed as a property, refused in anyOf", _field(
+        {"type": "object", "properties": {
+            "q": {"type": "object", "anyOf": [OBJECT_WITH_A]},
+            "p": {"type": "object", "properties": {"x": OBJECT_WITH_A}}}}),
+     True),
+    ("passed as a property and as another", _field(
+        {"type": "object", "properties": {
+            "q": {"type": "object", "properties": {"y": OBJECT_WITH_A}},
+            "p": {"type": "object", "properties": {"x": OBJECT_WITH_A}}}}),
+     False),
 ]  # fmt: skip
 
 

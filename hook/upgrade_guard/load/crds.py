@@ -25,7 +25,11 @@ def _where(source: Source, name: str | None = None) -> str:
 
 
 def _check_crd(
-    body: Mapping[str, Any], source: Source, validate: bool, beside: Mapping[str, Crd] | None
+    body: Mapping[str, Any],
+    source: Source,
+    validate: bool,
+    beside: Mapping[str, Crd] | None,
+    passed: crd_validation.Passed,
 ) -> Crd:
     if body.get("apiVersion") != API_VERSION:
         raise LoadError(
@@ -40,7 +44,7 @@ def _check_crd(
         return Crd(body, source)
     try:
         checked = (beside or {}).get(name)
-        crd_validation.check(body, None if checked is None else checked.raw)
+        crd_validation.check(body, None if checked is None else checked.raw, passed)
     except crd_validation.CrdInvalid as invalid:
         version = f" version {invalid.version}" if invalid.version is not None else ""
         raise LoadError(
@@ -56,13 +60,17 @@ def crds_from(
     *,
     validate: bool = True,
     beside: Mapping[str, Crd] | None = None,
+    passed: crd_validation.Passed | None = None,
 ) -> dict[str, Crd]:
     """The CRDs among documents, by name. Other kinds are ignored; a List is looked into.
 
     ``validate=False`` is for CRDs an apiserver serves: it validated them when they were
     written, and decoded them into its Go types, so their shape needs no second check.
     ``beside`` is the other side of a diff, validated already: what a CRD shares with its
-    namesake there is not validated twice (most of a schema is the same between releases)."""
+    namesake there is not validated twice (most of a schema is the same between releases).
+    ``passed`` holds schema subtrees validated already; repeated ones (across versions,
+    CRDs, the sides of a diff) are validated once."""
+    passed = set() if passed is None else passed
     found: dict[str, Crd] = {}
     for document in documents:
         body = document.body
@@ -77,7 +85,7 @@ def crds_from(
         for item in items if isinstance(items, list) else []:
             if not is_crd(item):
                 continue
-            crd = _check_crd(item, document.source, validate, beside)
+            crd = _check_crd(item, document.source, validate, beside, passed)
             if crd.name in found:
                 raise LoadError(
                     f"{document.source}: CRD {crd.name} is defined twice (also in"
@@ -95,15 +103,16 @@ def diff_sides(
     CRDs. The new side is read and validated first; the old side is then read a file at a
     time and validated beside it, taking over what it shares with the new side, so that
     what the two share is held once."""
+    passed: crd_validation.Passed = set()
     try:
-        after = crds_from(new)
+        after = crds_from(new, passed=passed)
     except LoadError:
         for _ in old:  # a problem reading the old side comes first
             pass
         raise
     old_documents = iter(old)
     try:
-        before = crds_from(old_documents, beside=after)
+        before = crds_from(old_documents, beside=after, passed=passed)
     except LoadError:
         for _ in old_documents:  # as does one further on (a generator that raised is done)
             pass
