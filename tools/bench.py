@@ -4,12 +4,13 @@ Run: ``.venv/bin/python tools/bench.py [--runs 3] [--project NAME ...] [--corpus
 
 Every project is measured twice: from its YAML files as they are, and from the same
 documents as minified JSON, one file per document, written to a temporary directory first
-(the hook's input is mostly JSON: packed bundles, apiserver bodies). For each, in a fresh
-subprocess and as the median of ``--runs`` runs:
+(the hook's input is mostly JSON: packed bundles, apiserver bodies). For each, as the
+median of ``--runs`` runs:
 
 - wall: the whole diff of every consecutive pair, as the CLI does it (load both sides from
   their directories, check the CRDs' shape, compare), on two cores shared by two processes
-  where the input is large enough (upgrade_guard/diffing.py);
+  where the input is large enough (upgrade_guard/diffing.py), each run in a fresh process
+  (as the CLI, less interpreter start and imports);
 - floor: reading the same bytes and nothing else, with the fastest reader that reads them
   as Kubernetes does: ``json.loads`` for JSON, our YAML reader (load/yaml_reader) for YAML;
 - cpu: the same as CPU time, both processes', less disturbed by other load on the machine;
@@ -17,6 +18,8 @@ subprocess and as the median of ``--runs`` runs:
 - compare: ``engine.compare_crds`` alone, on CRD sets loaded beforehand;
 - x floor: wall / floor, what the rest of the run costs over parsing;
 - libyaml: the YAML floor without the rapidyaml fast path (what dropping it would cost).
+
+The floor, compare and libyaml figures are medians of runs in one fresh process.
 
 Last, a stream of 400 and of 4,000 small documents is read by the fast path alone and by
 libyaml alone: ten times the documents should take about ten times as long.
@@ -189,10 +192,6 @@ def measure(project: Path, runs: int) -> dict[str, Any]:
             for _ in read_documents_faithful(data):
                 pass
 
-    wall = _median_time(runs, lambda: _diff_all(steps))
-    with _one_process():
-        one_process = _median_time(runs, lambda: _diff_all(steps))
-    cpu = _median_time(runs, lambda: _diff_all(steps), _cpu_time)
     parse = _median_time(runs, floor)
     libyaml = float("nan") if json_input else _median_time(runs, without_fast_path)
     loaded = {side: crds_from(load_documents(str(side))) for pair in steps for side in pair}
@@ -205,12 +204,29 @@ def measure(project: Path, runs: int) -> dict[str, Any]:
     return {
         "pairs": len(steps),
         "mb_read": sum(map(len, contents)) / 1e6,
-        "wall_s": wall,
-        "one_process_s": one_process,
-        "cpu_s": cpu,
         "floor_s": parse,
         "libyaml_s": libyaml,
         "compare_s": compare,
+    }
+
+
+def _diff_once(project: Path, one_process: bool) -> dict[str, float]:
+    """Wall and CPU of diffing every pair once, in this fresh process (as the CLI does it,
+    less interpreter start and imports)."""
+    with _one_process() if one_process else contextlib.nullcontext():
+        wall, cpu = time.perf_counter(), _cpu_time()
+        _diff_all(_pairs(project))
+        return {"wall_s": time.perf_counter() - wall, "cpu_s": _cpu_time() - cpu}
+
+
+def _fresh_runs(project: Path, runs: int) -> dict[str, float]:
+    """Medians over runs fresh processes: wall and CPU as the CLI runs it, wall in one."""
+    shared = [_worker("--diff-once", project, 1) for _ in range(runs)]
+    alone = [_worker("--diff-once-in-one", project, 1) for _ in range(runs)]
+    return {
+        "wall_s": statistics.median(run["wall_s"] for run in shared),
+        "cpu_s": statistics.median(run["cpu_s"] for run in shared),
+        "one_process_s": statistics.median(run["wall_s"] for run in alone),
     }
 
 
@@ -254,11 +270,16 @@ def main() -> int:
     parser.add_argument("--project", action="append", help="only these projects")
     parser.add_argument("--worker", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--rss-worker", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--diff-once", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--diff-once-in-one", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.worker or args.rss_worker:
-        gc.disable()  # as upgrade_guard.cli.main runs every command
+    gc.disable()  # as upgrade_guard.cli.main runs every command
     if args.worker:
         print(json.dumps(measure(args.worker, args.runs)))
+        return 0
+    if args.diff_once or args.diff_once_in_one:
+        once = _diff_once(args.diff_once or args.diff_once_in_one, bool(args.diff_once_in_one))
+        print(json.dumps(once))
         return 0
     if args.rss_worker:
         _diff_all(_pairs(args.rss_worker))
@@ -284,6 +305,7 @@ def main() -> int:
                 source = project if kind == "yaml" else as_json(project, Path(scratch))
                 row = {"project": project.name, "input": kind}
                 row.update(_worker("--worker", source, args.runs))
+                row.update(_fresh_runs(source, args.runs))
                 row.update(_memory(source))
                 rows.append(row)
                 print(_line(row), flush=True)
