@@ -122,6 +122,14 @@ def _sides(tmp_path: Path, edit: dict[str, dict[str, Any]]) -> tuple[str, str]:
     return str(tmp_path / "old"), str(tmp_path / "new")
 
 
+def _shared_sides(
+    tmp_path: Path, edit: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> tuple[str, str]:
+    """_sides, small as they are, shared by two processes."""
+    monkeypatch.setattr(diffing, "TWO_PROCESSES_FROM_BYTES", 0)
+    return _sides(tmp_path, edit)
+
+
 def _sent_to(decoy: str, body: dict[str, Any]) -> dict[str, Any]:
     """body with a label that the name sniffing takes for its name: it goes to decoy's share."""
     return {**body, "metadata": {"labels": {"name": decoy}, **body["metadata"]}}
@@ -157,8 +165,7 @@ FINE = {
 def test_a_problem_is_reported_as_one_process_reports_it(
     edit: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    old, new = _sides(tmp_path, edit)
-    monkeypatch.setattr(diffing, "TWO_PROCESSES_FROM_BYTES", 0)
+    old, new = _shared_sides(tmp_path, edit, monkeypatch)
     with pytest.raises(LoadError) as alone:
         _one_process(old, new, monkeypatch)
     with pytest.raises(LoadError) as shared:
@@ -170,6 +177,4 @@ def test_a_problem_is_reported_as_one_process_reports_it(
 def test_without_a_problem_two_processes_share_it(
     edit: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    old, new = _sides(tmp_path, edit)
-    monkeypatch.setattr(diffing, "TWO_PROCESSES_FROM_BYTES", 0)
-    _same_result(old, new, monkeypatch)
+    _same_result(*_shared_sides(tmp_path, edit, monkeypatch), monkeypatch)
