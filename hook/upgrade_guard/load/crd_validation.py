@@ -551,7 +551,9 @@ _KEYED_FROM_DEPTH = 3
 _SUBTREE_DONE = object()
 
 
-def _passed_key(node: dict[str, Any], location: str, in_junctor: bool, defaults: bool) -> Any:
+def _passed_key(
+    node: dict[str, Any], location: str, in_junctor: bool, defaults: bool
+) -> tuple[str, bool, bool, bytes]:
     digest = hashlib.blake2b(marshal.dumps(node, 2), digest_size=16).digest()
     return (location, in_junctor, defaults, digest)
 
@@ -1231,9 +1233,7 @@ def go_regexp_problem(pattern: str) -> str | None:
 
 
 # The whole CRD -------------------------------------------------------------------------------
-def check(
-    body: Mapping[str, Any], checked: Mapping[str, Any] | None = None, passed: Passed | None = None
-) -> None:
+def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Passed) -> None:
     """Raise CrdInvalid for the first problem the apiserver would refuse body for.
 
     ``passed`` holds schema subtrees that passed already (in CRDs loaded with this one); it
@@ -1251,7 +1251,6 @@ def check(
         _fail("spec", "Required value")
     _decode_spec(spec)
     _check_spec(name, spec)
-    passed = set() if passed is None else passed
     checked_schemas = {
         version.get("name"): (version.get("schema") or {}).get("openAPIV3Schema")
         for version in ((checked or {}).get("spec") or {}).get("versions") or []
