@@ -33,8 +33,8 @@ def test_json_reads_as_the_apiserver_does(case: Case) -> None:
     assert strictly_equal(default, case.default_read)
 
 
-def _nested(arrays: int) -> dict[str, Any]:
-    value: Any = ["\\", '\\"]']
+def _nested(arrays: int, leaf: list[str]) -> dict[str, Any]:
+    value: Any = leaf
     for _ in range(arrays - 1):
         value = [value]
     return {"a": value}
@@ -52,10 +52,19 @@ STREAMS: list[tuple[bytes, list[tuple[int, Any]] | str]] = [
     (b'{"a":1}\n---\n\xff: x\n', "not UTF-8"),
     (b'{"a":' + b"[" * 201 + b"]" * 201 + b"}", "nested deeper than 200 levels"),
     (b'{"a":"\\"[[[\\\\"}', [(1, {"a": '"[[[\\'})]),  # brackets in strings are not nesting
-    # At the limit, with an escaped backslash before a string's closing quote, and an escaped
-    # quote after one (neither ends or opens a string), beside one level more.
-    (b'{"a":' + b"[" * 199 + b'"\\\\", "\\\\\\"]"' + b"]" * 199 + b"}", [(1, _nested(199))]),
+    # At the limit, beside one level more: with an escaped backslash before a string's
+    # closing quote and an escaped quote after one (neither ends or opens a string), and with
+    # other escapes there or spelling a bracket.
+    (
+        b'{"a":' + b"[" * 199 + b'"\\\\", "\\\\\\"]"' + b"]" * 199 + b"}",
+        [(1, _nested(199, ["\\", '\\"]']))],
+    ),
     (b'{"a":' + b"[" * 200 + b'"\\\\", "\\\\\\"]"' + b"]" * 200 + b"}", "deeper than 200"),
+    (
+        b'{"a":' + b"[" * 199 + b'"[\\n", "\\u005b{\\t"' + b"]" * 199 + b"}",
+        [(1, _nested(199, ["[\n", "[{\t"]))],
+    ),
+    (b'{"a":' + b"[" * 200 + b'"[\\n", "\\u005b{\\t"' + b"]" * 200 + b"}", "deeper than 200"),
 ]
 
 

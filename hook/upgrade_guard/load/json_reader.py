@@ -31,7 +31,9 @@ _LONG_DIGITS = b"0" * 19
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SPACE = re.compile(r"[ \t\n\r]*")
-_ESCAPE = re.compile(rb"\\.", re.DOTALL)
+# The escapes that could be taken for a string's end or another escape's start; the others
+# (\n, \u0041) hold only characters the depth check drops.
+_QUOTE_OR_BACKSLASH_ESCAPE = re.compile(rb'\\[\\"]')
 _NOT_BRACKETS_OR_QUOTES = bytes(b for b in range(256) if b not in b'[]{}"')
 
 
@@ -93,8 +95,8 @@ def _without_surrogates(value: Any) -> Any:
 
 def _nested_deeper_than(json_text: bytes, max_depth: int) -> bool:
     """Whether valid JSON nests arrays and objects more than max_depth deep."""
-    if b"\\" in json_text:  # drop every escape (an escaped quote ends no string)
-        json_text = _ESCAPE.sub(b"", json_text)
+    if b"\\" in json_text:  # an escaped quote ends no string, nor opens one
+        json_text = _QUOTE_OR_BACKSLASH_ESCAPE.sub(b"", json_text)
     # What is left between quotes is strings: every other piece. Most strings hold no
     # bracket and are "" by now; dropping each "" first keeps the pieces few (a dropped
     # closing and opening quote only joins two strings, so every piece keeps its side).
