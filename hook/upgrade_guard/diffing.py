@@ -3,12 +3,12 @@
 A large diff is mostly reading and checking CRDs, and each file can be read and checked on its
 own, so on two cores the files of both sides are shared out to two processes (the parent and
 a fork). Each reads and checks its share and compares the CRDs whose old and new definitions
-both fell to it. The child then sends the parent the metadata and source of each of its CRDs
-(what a policy's scoping and the report's locations read), the CRDs whose other side the
-parent holds, and its changes; the parent compares those pairs and the removed CRDs. A file
-goes to a process by the CRD name it seems to hold (the first ``name`` near its start), so
-that both definitions of a CRD usually meet in one process whatever the files are called; a
-wrong guess only costs sending that CRD over.
+both fell to it, before it waits for the other. The child then sends the parent the metadata
+and source of each of its CRDs (what a policy's scoping and the report's locations read), the
+CRDs whose other side the parent holds, and its changes; the parent compares those pairs and
+the removed CRDs. A file goes to a process by the CRD name it seems to hold (the first
+``name`` near its start), so that both definitions of a CRD usually meet in one process
+whatever the files are called; a wrong guess only costs sending that CRD over.
 
 Only a diff without problems runs in two. When either process meets one (a file it cannot
 read, a CRD the apiserver refuses, a name defined in both shares) or anything else goes wrong,
@@ -153,12 +153,13 @@ def _child(inputs: _Inputs, to_parent: IO[bytes], from_parent: IO[bytes], policy
     except (LoadError, OSError):
         _send(to_parent, None)
         return
+    # Compared before anything is sent: a send blocks until the parent reads it.
+    changes = engine.changes_between(before, after, policy, before.keys() & after.keys())
     _send(to_parent, (_headers(before), _headers(after)))
     wanted = _receive(from_parent)
     if wanted is None:
         return
     old_wanted, new_wanted = wanted
-    changes = engine.changes_between(before, after, policy, before.keys() & after.keys())
     _send(
         to_parent,
         (
@@ -203,6 +204,7 @@ def _parent(
     inputs: _Inputs, from_child: IO[bytes], to_child: IO[bytes], policy: Policy
 ) -> Compared | None:
     before, after = inputs.sides(in_child=False)
+    changes = engine.changes_between(before, after, policy, before.keys() & after.keys())
     headers = _receive(from_child)
     if headers is None:
         return None
@@ -213,7 +215,6 @@ def _parent(
     old_wanted = [name for name in child_old if name in after]
     new_wanted = [name for name in child_new if name in before]
     _send(to_child, (old_wanted, new_wanted))
-    changes = engine.changes_between(before, after, policy, before.keys() & after.keys())
     shipped_old, shipped_new = _receive(from_child)
     order = inputs.order()
     old_view = _merged(before, child_old, shipped_old, order)
