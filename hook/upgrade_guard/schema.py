@@ -76,7 +76,7 @@ class Position(NamedTuple):
         return _SEGMENTS.get(self.keyword)
 
 
-def subschemas(node: Node) -> Iterator[Position]:
+def subschemas(node: Node) -> list[Position]:
     """Every schema position directly inside node: the one walker all schema code uses.
 
     The positions are each value of ``properties``, ``items``, ``additionalProperties``,
@@ -88,6 +88,9 @@ def subschemas(node: Node) -> Iterator[Position]:
     is the caller's. A ``properties`` that is not a mapping, or a combinator that is not a
     list, holds no positions (the loader refuses it).
     """
+    positions: list[Position] = []
+    if SUBSCHEMA_KEYWORDS.isdisjoint(node):  # most nodes: a leaf
+        return positions
     for keyword in _POSITION_KEYWORDS:
         value = node.get(keyword)
         if value is None:
@@ -95,13 +98,19 @@ def subschemas(node: Node) -> Iterator[Position]:
         if keyword == "properties":
             if type(value) is dict or isinstance(value, Mapping):
                 for name, child in value.items():
-                    yield Position(keyword, str(name), child)
+                    key = name if name.__class__ is str else str(name)
+                    positions.append(_new_position(Position, (keyword, key, child)))
         elif keyword in _BRANCH_LISTS:
             if isinstance(value, list):
                 for index, child in enumerate(value):
-                    yield Position(keyword, index, child)
+                    positions.append(_new_position(Position, (keyword, index, child)))
         else:
-            yield Position(keyword, None, value)
+            positions.append(_new_position(Position, (keyword, None, value)))
+    return positions
+
+
+# A Position made without NamedTuple's __new__ (a Python function): there is one per node.
+_new_position = tuple.__new__
 
 
 def children(node: Node) -> dict[str, Node]:
@@ -110,9 +119,12 @@ def children(node: Node) -> dict[str, Node]:
     ``additionalProperties: true`` is the empty schema here, as the apiserver prunes with it.
     """
     found: dict[str, Node] = {}
-    for position in subschemas(node):
-        part, child = position.segment, position.schema
-        if part is None:
+    for keyword, key, child in subschemas(node):
+        if keyword == "properties":
+            part = segment(str(key))
+        elif keyword in _SEGMENTS:
+            part = _SEGMENTS[keyword]
+        else:
             continue
         if type(child) is dict or isinstance(child, Mapping):
             found[part] = child
