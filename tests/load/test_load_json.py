@@ -52,6 +52,8 @@ STREAMS: list[tuple[bytes, list[tuple[int, Any]] | str]] = [
     (b'{"a":1}\n---\n\xff: x\n', "not UTF-8"),
     (b'{"a":' + b"[" * 201 + b"]" * 201 + b"}", "nested deeper than 200 levels"),
     (b'{"a":"\\"[[[\\\\"}', [(1, {"a": '"[[[\\'})]),  # brackets in strings are not nesting
+    # a lone surrogate escape is one U+FFFD; an escaped backslash before "ud800" is text
+    (b'{"a":"\\\\ud800","b":"\\ud800"}', [(1, {"a": "\\ud800", "b": "\ufffd"})]),
     # At the limit, beside one level more: with an escaped backslash before a string's
     # closing quote and an escaped quote after one (neither ends or opens a string), and with
     # other escapes there or spelling a bracket.

@@ -31,9 +31,10 @@ _LONG_DIGITS = b"0" * 19
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SPACE = re.compile(r"[ \t\n\r]*")
-# The escapes that could be taken for a string's end or another escape's start; the others
-# (\n, \u0041) hold only characters the depth check drops.
-_QUOTE_OR_BACKSLASH_ESCAPE = re.compile(rb'\\[\\"]')
+# The escapes the depth check drops first: an escaped quote or backslash could be taken for a
+# string's end or another escape's start (the other escapes hold only characters it drops
+# anyway), and the start of a \u escape tells whether a string may hold a lone surrogate.
+_ESCAPE_SEEN = re.compile(rb'\\[\\"u]')
 _NOT_BRACKETS_OR_QUOTES = bytes(b for b in range(256) if b not in b'[]{}"')
 
 
@@ -93,10 +94,17 @@ def _without_surrogates(value: Any) -> Any:
     return value
 
 
-def _nested_deeper_than(json_text: bytes, max_depth: int) -> bool:
-    """Whether valid JSON nests arrays and objects more than max_depth deep."""
-    if b"\\" in json_text:  # an escaped quote ends no string, nor opens one
-        json_text = _QUOTE_OR_BACKSLASH_ESCAPE.sub(b"", json_text)
+def _scan(json_text: bytes, max_depth: int) -> tuple[bool, bool]:
+    """Whether valid JSON nests arrays and objects more than max_depth deep, and whether it
+    holds a \\u escape."""
+    escapes: set[bytes] = set()
+
+    def dropped(escape: re.Match[bytes]) -> bytes:
+        escapes.add(escape[0])
+        return b""
+
+    if b"\\" in json_text:
+        json_text = _ESCAPE_SEEN.sub(dropped, json_text)
     # What is left between quotes is strings: every other piece. Most strings hold no
     # bracket and are "" by now; dropping each "" first keeps the pieces few (a dropped
     # closing and opening quote only joins two strings, so every piece keeps its side).
@@ -105,9 +113,9 @@ def _nested_deeper_than(json_text: bytes, max_depth: int) -> bool:
         brackets = b"".join(brackets.split(b'"')[::2])
     for _ in range(max_depth):
         if not brackets:
-            return False
+            break
         brackets = brackets.replace(b"{}", b"").replace(b"[]", b"")
-    return bool(brackets)
+    return bool(brackets), b"\\u" in escapes
 
 
 def _decoder(data: bytes) -> Callable[[str, int], tuple[Any, int]]:
@@ -148,14 +156,14 @@ def read_stream(
     then, from the first value that is not valid JSON, read_yaml's documents of the rest."""
     # Checked before anything is parsed, so that its copies of data are gone by the time
     # the values take their memory; a stream that turns to YAML is checked again below.
-    too_deep = _nested_deeper_than(data, max_depth)
+    too_deep, unicode_escape = _scan(data, max_depth)
     text, utf8 = _go_text(data)
     values, rest_at = _read_values(data, text, max_depth)
     if rest_at < len(text):
-        too_deep = _nested_deeper_than(text[:rest_at].encode(), max_depth)
+        too_deep, unicode_escape = _scan(text[:rest_at].encode(), max_depth)
     if too_deep:
         raise JsonError(f"nested deeper than {max_depth} levels")
-    if b"\\u" in data and _SURROGATE_ESCAPE.search(text):
+    if unicode_escape and _SURROGATE_ESCAPE.search(text):
         values = [(line, _without_surrogates(value)) for line, value in values]
     yield from values
     if rest_at == len(text):
