@@ -52,6 +52,11 @@ STREAMS: list[tuple[bytes, list[tuple[int, Any]] | str]] = [
     (b'{"a":1}\n---\n\xff: x\n', "not UTF-8"),
     (b'{"a":' + b"[" * 201 + b"]" * 201 + b"}", "nested deeper than 200 levels"),
     (b'{"a":"\\"[[[\\\\"}', [(1, {"a": '"[[[\\'})]),  # brackets in strings are not nesting
+    # an integer beyond int64 is a float64 wherever it stands, after digits in strings too
+    (
+        b'{"a":"1\\"2","b":[1,99999999999999999999],"c":99999999999999999999}',
+        [(1, {"a": '1"2', "b": [1, 1e20], "c": 1e20})],
+    ),
     # a lone surrogate escape is one U+FFFD; an escaped backslash before "ud800" is text
     (b'{"a":"\\\\ud800","b":"\\ud800"}', [(1, {"a": "\\ud800", "b": "\ufffd"})]),
     # At the limit, beside one level more: with an escaped backslash before a string's

@@ -20,22 +20,23 @@ import codecs
 import json
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 _INT64_MIN, _INT64_END = -(2**63), 2**63
-# Only a run of 19 or more digits can be an integer beyond int64; without one the default
-# (faster) integer reading is Go's. Runs are found as zeros after mapping digits to "0".
+# Only a number of 19 digits or more can be an integer beyond int64; without one the default
+# (faster) integer reading is Go's. Numbers are found as runs of "0" between the brackets,
+# commas and colons outside strings, after mapping digits to "0".
 _DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
 _LONG_DIGITS = b"0" * 19
 # A \u escape of a surrogate: only then can a string hold a lone one.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SPACE = re.compile(r"[ \t\n\r]*")
-# The escapes the depth check drops first: an escaped quote or backslash could be taken for a
-# string's end or another escape's start (the other escapes hold only characters it drops
-# anyway), and the start of a \u escape tells whether a string may hold a lone surrogate.
+# The escapes _scan drops first: an escaped quote or backslash could be taken for a string's
+# end or another escape's start (the other escapes hold only characters it drops anyway), and
+# the start of a \u escape tells whether a string may hold a lone surrogate.
 _ESCAPE_SEEN = re.compile(rb'\\[\\"u]')
-_NOT_BRACKETS_OR_QUOTES = bytes(b for b in range(256) if b not in b'[]{}"')
+_NOT_SCANNED = bytes(b for b in range(256) if b not in b'[]{}",:0123456789')
 
 
 class JsonError(ValueError):
@@ -94,9 +95,15 @@ def _without_surrogates(value: Any) -> Any:
     return value
 
 
-def _scan(json_text: bytes, max_depth: int) -> tuple[bool, bool]:
-    """Whether valid JSON nests arrays and objects more than max_depth deep, and whether it
-    holds a \\u escape."""
+class _Scan(NamedTuple):
+    """What one pass over valid JSON tells before it is parsed."""
+
+    too_deep: bool  # arrays and objects nested more than max_depth deep
+    long_number: bool  # a number of 19 digits or more: maybe an integer beyond int64
+    unicode_escape: bool  # a \\u escape: a string may hold a lone surrogate
+
+
+def _scan(json_text: bytes, max_depth: int) -> _Scan:
     escapes: set[bytes] = set()
 
     def dropped(escape: re.Match[bytes]) -> bytes:
@@ -105,31 +112,33 @@ def _scan(json_text: bytes, max_depth: int) -> tuple[bool, bool]:
 
     if b"\\" in json_text:
         json_text = _ESCAPE_SEEN.sub(dropped, json_text)
-    # What is left between quotes is strings: every other piece. Most strings hold no
-    # bracket and are "" by now; dropping each "" first keeps the pieces few (a dropped
-    # closing and opening quote only joins two strings, so every piece keeps its side).
-    brackets = json_text.translate(None, _NOT_BRACKETS_OR_QUOTES).replace(b'""', b"")
-    if b'"' in brackets:
-        brackets = b"".join(brackets.split(b'"')[::2])
+    # What is left between quotes is strings: every other piece. Many strings hold no
+    # bracket or digit and are "" by now; dropping each "" first keeps the pieces few (a
+    # dropped closing and opening quote only joins two strings: every piece keeps its side).
+    outside = json_text.translate(_DIGITS_AS_ZERO, _NOT_SCANNED).replace(b'""', b"")
+    if b'"' in outside:
+        outside = b"".join(outside.split(b'"')[::2])
+    long_number = _LONG_DIGITS in outside
+    brackets = outside.translate(None, b"0,:")
     for _ in range(max_depth):
         if not brackets:
             break
         brackets = brackets.replace(b"{}", b"").replace(b"[]", b"")
-    return bool(brackets), b"\\u" in escapes
+    return _Scan(bool(brackets), long_number, b"\\u" in escapes)
 
 
-def _decoder(data: bytes) -> Callable[[str, int], tuple[Any, int]]:
+def _decoder(long_number: bool) -> Callable[[str, int], tuple[Any, int]]:
     return json.JSONDecoder(
-        parse_int=_go_int if _LONG_DIGITS in data.translate(_DIGITS_AS_ZERO) else None,
+        parse_int=_go_int if long_number else None,
         parse_float=_go_float,
         parse_constant=_not_json,
     ).raw_decode
 
 
-def _read_values(data: bytes, text: str, max_depth: int) -> tuple[list[tuple[int, Any]], int]:
-    """(first line, value) for each JSON value at the start of text (data decoded), and
-    where the first one that is not valid JSON starts (len(text) when all are)."""
-    decode = _decoder(data)
+def _read_values(text: str, long_number: bool, max_depth: int) -> tuple[list[tuple[int, Any]], int]:
+    """(first line, value) for each JSON value at the start of text, and where the first
+    one that is not valid JSON starts (len(text) when all are)."""
+    decode = _decoder(long_number)
     values: list[tuple[int, Any]] = []
     at = _SPACE.match(text).end()  # type: ignore[union-attr]
     line = 1 + text.count("\n", 0, at)
@@ -156,14 +165,14 @@ def read_stream(
     then, from the first value that is not valid JSON, read_yaml's documents of the rest."""
     # Checked before anything is parsed, so that its copies of data are gone by the time
     # the values take their memory; a stream that turns to YAML is checked again below.
-    too_deep, unicode_escape = _scan(data, max_depth)
+    scan = _scan(data, max_depth)
     text, utf8 = _go_text(data)
-    values, rest_at = _read_values(data, text, max_depth)
+    values, rest_at = _read_values(text, scan.long_number, max_depth)
     if rest_at < len(text):
-        too_deep, unicode_escape = _scan(text[:rest_at].encode(), max_depth)
-    if too_deep:
+        scan = _scan(text[:rest_at].encode(), max_depth)
+    if scan.too_deep:
         raise JsonError(f"nested deeper than {max_depth} levels")
-    if unicode_escape and _SURROGATE_ESCAPE.search(text):
+    if scan.unicode_escape and _SURROGATE_ESCAPE.search(text):
         values = [(line, _without_surrogates(value)) for line, value in values]
     yield from values
     if rest_at == len(text):
