@@ -166,11 +166,12 @@ def schema_changes(old: schema.Node, new: schema.Node) -> list[SchemaChange]:
 
 
 def _changes_both_ways(
-    first: schema.Node, second: schema.Node
+    first: schema.Node, second: schema.Node, known: tuple[schema.Node, schema.Node] | None
 ) -> tuple[list[SchemaChange], list[SchemaChange]]:
     """schema_changes(first, second) and schema_changes(second, first), walking the schemas
-    once: two schemas differ at the same locations whichever is taken as the old one."""
-    locations = list(schema.paired_locations(first, second))
+    once: two schemas differ at the same locations whichever is taken as the old one. Where
+    the known pair holds the same two subtrees, nothing is looked for (paired_locations)."""
+    locations = list(schema.paired_locations(first, second, known))
     return _changes_at(locations), _changes_at(at.swapped() for at in locations)
 
 
@@ -260,15 +261,19 @@ def _spec_catch_all(old: Crd, new: Crd) -> Iterator[Change]:
 def _served_pair_changes(old: Crd, new: Crd) -> Iterator[_Raw]:
     """Disagreements between served versions of the new CRD that the old CRD did not have."""
     for first, second in combinations(new.served_versions, 2):
-        forth, back = _changes_both_ways(new.schema_of(first), new.schema_of(second))
+        new_pair = (new.schema_of(first), new.schema_of(second))
+        old_pair = None
+        if first in old.versions and second in old.versions:
+            old_pair = (old.schema_of(first), old.schema_of(second))
+        # Where both pairs hold the very same subtrees (what the two sides of a diff share),
+        # they disagree alike: neither walk looks there.
+        forth, back = _changes_both_ways(*new_pair, old_pair)
         if not (forth or back):
             continue
         known_forth: list[SchemaChange] = []
         known_back: list[SchemaChange] = []
-        if first in old.versions and second in old.versions:
-            known_forth, known_back = _changes_both_ways(
-                old.schema_of(first), old.schema_of(second)
-            )
+        if old_pair is not None:
+            known_forth, known_back = _changes_both_ways(*old_pair, new_pair)
         yield from _disagreements(new.name, first, second, forth, known_forth)
         yield from _disagreements(new.name, second, first, back, known_back)
 

@@ -171,24 +171,46 @@ class Location(NamedTuple):
         return Location(self.path, self.new, self.old, self.new_children, self.old_children)
 
 
-def paired_locations(old: Node, new: Node) -> Iterator[Location]:
+def paired_locations(
+    old: Node, new: Node, known: tuple[Node, Node] | None = None
+) -> Iterator[Location]:
     """The value locations present on both sides whose subtrees differ, parents first.
 
     Identical subtrees are skipped whole, which is what keeps large CRD sets fast: most of a
-    schema does not change between releases.
+    schema does not change between releases. ``known`` is another pair of schemas: where it
+    holds the very same two subtrees as old and new (the objects, as the two sides of a diff
+    share them), the location and all below it are skipped too: what differs there differed
+    between the known pair already.
     """
-    stack: list[tuple[Path, Node, Node]] = [] if _identical(old, new) else [((), old, new)]
+    known_old, known_new = known or (None, None)
+    stack: list[tuple[Path, Node, Node, Node | None, Node | None]] = (
+        [] if _identical(old, new) else [((), old, new, known_old, known_new)]
+    )
     while stack:
-        path, old_node, new_node = stack.pop()
+        path, old_node, new_node, known_old, known_new = stack.pop()
+        if old_node is known_old and new_node is known_new:
+            continue
         old_children, new_children = children(old_node), children(new_node)
         yield Location(path, old_node, new_node, old_children, new_children)
+        known_old_children = _children_if_schema(known_old)
+        known_new_children = _children_if_schema(known_new)
         differing = [
-            (path + (part,), old_child, new_child)
+            (
+                path + (part,),
+                old_child,
+                new_child,
+                known_old_children.get(part),
+                known_new_children.get(part),
+            )
             for part, old_child in old_children.items()
             if (new_child := new_children.get(part)) is not None
             and not _identical(old_child, new_child)
         ]
         stack.extend(reversed(differing))
+
+
+def _children_if_schema(node: Node | None) -> dict[str, Node]:
+    return children(node) if isinstance(node, Mapping) else {}
 
 
 def differing_keywords(old: Node, new: Node) -> frozenset[str]:

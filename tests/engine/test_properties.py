@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -166,3 +167,38 @@ def test_two_schemas_differ_at_the_same_locations_either_way(
     forth = [at.swapped() for at in schema.paired_locations(first, second)]
     back = list(schema.paired_locations(second, first))
     assert sorted(forth) == sorted(back)
+
+
+def _location_paths(
+    first: dict[str, Any], second: dict[str, Any], known: tuple[Any, Any] | None = None
+) -> list[schema.Path]:
+    return sorted(at.path for at in schema.paired_locations(first, second, known))
+
+
+def _object_with(spec: dict[str, Any], other: str) -> dict[str, Any]:
+    return {"type": "object", "properties": {"spec": spec, "other": {"type": other}}}
+
+
+SPEC_FIRST = {"type": "object", "properties": {"x": {"type": "string"}}}
+SPEC_SECOND = {"type": "object", "properties": {"x": {"type": "integer"}}}
+EVERY_LOCATION = [(), ("other",), ("spec",), ("spec", "x")]
+
+
+@pytest.mark.parametrize(
+    ("known", "paths"),
+    [
+        # the very objects on both sides: spec and below are skipped
+        ((SPEC_FIRST, SPEC_SECOND), [(), ("other",)]),
+        # equal copies, or the very object on one side only: nothing is skipped
+        ((copy.deepcopy(SPEC_FIRST), copy.deepcopy(SPEC_SECOND)), EVERY_LOCATION),
+        ((SPEC_FIRST, copy.deepcopy(SPEC_SECOND)), EVERY_LOCATION),
+    ],
+    ids=["same objects", "equal copies", "one side the same"],
+)
+def test_locations_the_known_pair_holds_itself_are_skipped(
+    known: tuple[dict[str, Any], dict[str, Any]], paths: list[schema.Path]
+) -> None:
+    first, second = _object_with(SPEC_FIRST, "string"), _object_with(SPEC_SECOND, "integer")
+    known_pair = (_object_with(known[0], "string"), _object_with(known[1], "boolean"))
+    assert _location_paths(first, second) == EVERY_LOCATION
+    assert _location_paths(first, second, known_pair) == paths
