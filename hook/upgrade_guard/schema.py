@@ -120,11 +120,8 @@ def children(node: Node) -> dict[str, Node]:
     """
     found: dict[str, Node] = {}
     for keyword, key, child in subschemas(node):
-        if keyword == "properties":
-            part = segment(str(key))
-        elif keyword in _SEGMENTS:
-            part = _SEGMENTS[keyword]
-        else:
+        part = segment(str(key)) if keyword == "properties" else _SEGMENTS.get(keyword)
+        if part is None:  # a branch of allOf/anyOf/oneOf/not
             continue
         if type(child) is dict or isinstance(child, Mapping):
             found[part] = child
@@ -192,8 +189,9 @@ def paired_locations(
             continue
         old_children, new_children = children(old_node), children(new_node)
         yield Location(path, old_node, new_node, old_children, new_children)
-        known_old_children = _children_if_schema(known_old)
-        known_new_children = _children_if_schema(known_new)
+        # children() holds only schemas, so a known node is one or None
+        known_old_children = {} if known_old is None else children(known_old)
+        known_new_children = {} if known_new is None else children(known_new)
         differing = [
             (
                 path + (part,),
@@ -207,10 +205,6 @@ def paired_locations(
             and not _identical(old_child, new_child)
         ]
         stack.extend(reversed(differing))
-
-
-def _children_if_schema(node: Node | None) -> dict[str, Node]:
-    return children(node) if isinstance(node, Mapping) else {}
 
 
 def differing_keywords(old: Node, new: Node) -> frozenset[str]:
