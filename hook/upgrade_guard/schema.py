@@ -189,9 +189,12 @@ def paired_locations(
             continue
         old_children, new_children = children(old_node), children(new_node)
         yield Location(path, old_node, new_node, old_children, new_children)
-        # children() holds only schemas, so a known node is one or None
-        known_old_children = {} if known_old is None else children(known_old)
-        known_new_children = {} if known_new is None else children(known_new)
+        # children() holds only schemas, so a known node is one or None; below a known pair
+        # that lacks a side, nothing can be skipped
+        if known_old is None or known_new is None:
+            known_old_children = known_new_children = {}
+        else:
+            known_old_children, known_new_children = children(known_old), children(known_new)
         differing = [
             (
                 path + (part,),
