@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 
 	"github.com/argoproj/gitops-engine/pkg/sync/common"
 	"github.com/argoproj/gitops-engine/pkg/sync/hook"
@@ -50,6 +51,10 @@ func classify(obj *unstructured.Unstructured) classification {
 	for _, p := range hook.DeletePolicies(obj) {
 		c.DeletePolicies = append(c.DeletePolicies, string(p))
 	}
+	// Argo CD de-duplicates both annotations through a Go map (resource.GetAnnotationCSVs),
+	// so they come in random order: sets, printed sorted so that runs compare.
+	sort.Strings(c.Phases)
+	sort.Strings(c.DeletePolicies)
 	return c
 }
 
