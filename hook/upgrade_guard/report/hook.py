@@ -1,17 +1,29 @@
 """The hook's report, for `kubectl logs` and for the log Helm prints when a hook fails.
 
-Helm 4 prints a failed hook's log on one line with newlines escaped, so the verdict comes
-first and every finding is one short line; each refusal is followed by the way out. The
-summary for the termination log (``kubectl describe``) stays under Kubernetes' 4096 bytes.
-Names and schema paths only: no stored object's values.
+Helm 4.1.4 (``pkg/action/hooks.go``, ``outputLogsByPolicy``) reads the whole log of every
+container of the hook's Pod (``pods/log``: stdout and stderr together, as ``kubectl logs``
+shows it) and prints it through its logger as ONE line with ``\\n`` escaped. Whatever the
+hook writes, on either stream, is on that line; so the log itself is bounded. It is grouped
+as ``diff``'s report is (a change repeated at many paths told once, with its count and first
+places), the verdict first, then the refusals, each with the way out, then the rest. Blocks
+are kept or left out whole, so a path shown is never cut. What the bound leaves out is
+counted on the last line, with where to read it. The summary for the termination log
+(``kubectl describe``) stays under Kubernetes' 4096 bytes. Names and schema paths only: no
+stored object's values.
 """
 
 from __future__ import annotations
 
 from upgrade_guard.findings import Finding, Outcome
+from upgrade_guard.report import grouping
+from upgrade_guard.report.grouping import Group
 from upgrade_guard.report.json_report import summary
 
 TERMINATION_LIMIT = 4096
+# The log's bound: Helm prints it as one line, and 4096 bytes is about one screen of a
+# 120-column terminal, so the verdict is still in sight above Helm's own error line. The
+# same bound as the termination message, so both show about as much.
+LOG_LIMIT = 4096
 _DECLARE = (
     "if meant, declare it in the policy (declared-breaks: crd, rule, path, reason);"
     " else keep the live schema"
@@ -44,10 +56,16 @@ def way_out(finding: Finding) -> str:
     return _WAYS_OUT.get(finding.code, _DECLARE)
 
 
+def _where(finding: Finding) -> str:
+    return " ".join(p for p in (finding.crd, finding.version, finding.path) if p)
+
+
+def _label(finding: Finding) -> str:
+    return "excused" if finding.excused else str(finding.severity)
+
+
 def finding_line(finding: Finding) -> str:
-    where = " ".join(p for p in (finding.crd, finding.version, finding.path) if p)
-    label = "excused" if finding.excused else str(finding.severity)
-    return f"{label} {finding.code} {finding.rule} {where}: {finding.message}"
+    return f"{_label(finding)} {finding.code} {finding.rule} {_where(finding)}: {finding.message}"
 
 
 def verdict_line(outcome: Outcome, phase: str, checked: int) -> str:
@@ -58,22 +76,70 @@ def verdict_line(outcome: Outcome, phase: str, checked: int) -> str:
     return f"upgrade-guard {state}: {phase} of {checked} {crds}; {tally or 'no findings'}"
 
 
-def render(outcome: Outcome, phase: str, checked: int, footer: str = "") -> str:
+def _tail(finding: Finding) -> list[str]:
+    if finding.refuses:
+        return [f"  way out: {way_out(finding)}"]
+    return [f"  excused: {finding.excused}"] if finding.excused else []
+
+
+def _group_block(group: Group) -> list[str]:
+    first = group.first
+    crds = len(group.crds)
+    head = (
+        f"{_label(first)} {first.code} {first.rule}, {group.count} times in {crds}"
+        f" CRD{'' if crds == 1 else 's'}: {first.message}"
+    )
+    return [head, f"  at {group.places_line()}", *_tail(first)]
+
+
+def _single_block(finding: Finding) -> list[str]:
+    return [finding_line(finding), *_evidence_lines(finding), *_tail(finding)]
+
+
+def _blocks(outcome: Outcome) -> list[tuple[list[str], tuple[Finding, ...]]]:
+    """Each block's lines and the findings it tells: refusals first (repeated changes, then
+    the rest in their order), then the findings that do not refuse, grouped the same way."""
+    groups, singles = grouping.grouped(outcome.findings)
+    blocks: list[tuple[list[str], tuple[Finding, ...]]] = []
+    for refusing in (True, False):
+        blocks += [(_group_block(g), g.findings) for g in groups if g.first.refuses is refusing]
+        blocks += [(_single_block(f), (f,)) for f in singles if f.refuses is refusing]
+    return blocks
+
+
+def render(
+    outcome: Outcome, phase: str, checked: int, footer: str = "", limit: int = LOG_LIMIT
+) -> str:
+    """The report, at most ``limit`` bytes unless its first block alone is longer (a block
+    is never cut: its paths stay whole)."""
     lines = [verdict_line(outcome, phase, checked)]
-    refusing = [f for f in outcome.findings if f.refuses]
-    others = [f for f in outcome.findings if not f.refuses]
-    for finding in refusing:
-        lines.append(finding_line(finding))
-        lines.extend(_evidence_lines(finding))
-        lines.append(f"  way out: {way_out(finding)}")
-    for finding in others:
-        lines.append(finding_line(finding))
-        lines.extend(_evidence_lines(finding))
-        if finding.excused:
-            lines.append(f"  excused: {finding.excused}")
-    if footer:
-        lines.append(footer)
-    return "\n".join(lines) + "\n"
+    blocks = _blocks(outcome)
+    ending = [footer] if footer else []
+    used = _size(lines) + _size(ending)
+    for index, (block, _) in enumerate(blocks):
+        left = [found for _, told in blocks[index:] for found in told]
+        last = index == len(blocks) - 1
+        room = 0 if last else len(_left_out_line(left).encode()) + 1
+        if index and used + _size(block) + room > limit:
+            lines.append(_left_out_line(left))
+            break
+        lines += block
+        used += _size(block)
+    return "\n".join(lines + ending) + "\n"
+
+
+def _size(lines: list[str]) -> int:
+    return sum(len(line.encode()) + 1 for line in lines)
+
+
+def _left_out_line(left: list[Finding]) -> str:
+    refusing = sum(finding.refuses for finding in left)
+    return (
+        f"... {len(left)} more findings not shown ({refusing} refusing): this log is kept to"
+        f" {LOG_LIMIT} bytes for Helm's one-line output; the Pod's termination message"
+        " (kubectl describe pod) lists the refusals by code and path, and `upgrade-guard diff`"
+        " on the live and the chart's CRDs prints every schema finding"
+    )
 
 
 def _evidence_lines(finding: Finding) -> list[str]:
@@ -87,9 +153,9 @@ def termination_summary(outcome: Outcome, phase: str, checked: int) -> str:
     refusing = [f for f in outcome.findings if f.refuses]
     used = len(lines[0].encode()) + 1
     for index, finding in enumerate(refusing):
-        line = " ".join(p for p in (finding.code, finding.crd, finding.version, finding.path) if p)
+        line = " ".join(p for p in (finding.code, _where(finding)) if p)
         rest = len(refusing) - index
-        tail = f"... and {rest} more: see the Job's log"
+        tail = f"... and {rest} more refusals"
         if used + len(line.encode()) + 1 + len(tail.encode()) + 1 > TERMINATION_LIMIT:
             lines.append(tail)
             break
