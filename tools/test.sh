@@ -22,4 +22,8 @@ tools/image/build.sh
 .venv/bin/ruff check hook tests tools
 .venv/bin/ruff format --check hook tests tools
 .venv/bin/mypy
+# The docs site, strictly (a broken link or anchor fails), built outside the tree.
+site=$(mktemp -d)
+trap 'rm -rf "$site"' EXIT
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
 .venv/bin/pytest "$@"

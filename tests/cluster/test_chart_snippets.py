@@ -120,8 +120,8 @@ def test_crd_names_are_plural_dot_group_as_the_apiserver_requires(
         assert f"'/crdNames/0': '{crd_name}' does not match pattern" in rendered.stderr
 
 
-def test_the_readme_shows_the_rbac_the_example_chart_renders(helm: ToolRunner) -> None:
-    section = (REPO / "README.md").read_text().split("### What the hook needs (RBAC)\n", 1)[1]
+def test_the_docs_show_the_rbac_the_example_chart_renders(helm: ToolRunner) -> None:
+    section = (REPO / "docs/hook.md").read_text().split("## What the hook needs (RBAC)\n", 1)[1]
     block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
     rendered = cluster_role_rules(helm, EXAMPLE / "1.0.0")
     assert yaml.safe_load(block)["rules"] == rendered

@@ -1,9 +1,9 @@
-"""The machine-readable report. Its shape is stable and documented in the README:
+"""The machine-readable report. Its shape is stable and documented in docs/reports.md:
 
     {"verdict": "safe" | "unsafe",
      "policy": str,   # the policy file used, or "none (built-in defaults)"
      ...              # verify-history adds "baseline", "candidate", "source", "schema",
-                      # "counters" and "notes" (README, What verify-history refuses)
+                      # "counters" and "notes" (docs/counters.md)
      "summary": {"error": int, "warning": int, "info": int, "excused": int},
      "findings": [{"code", "rule", "severity", "crd", "version", "path", "message",
                    "excused", "reason", "notes", "old", "new"}, ...],

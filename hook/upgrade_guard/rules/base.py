@@ -28,8 +28,8 @@ class Rule:
     severity: Severity
     summary: str
     doc: str
-    # How validation ratcheting (Kubernetes 1.30+) treats its findings, for the README's
-    # table: "yes", or why not; empty where it does not apply.
+    # How validation ratcheting (Kubernetes 1.30+) treats its findings, for the docs' rule
+    # tables: "yes", or why not; empty where it does not apply.
     ratcheting: str = ""
 
     def __reduce__(self) -> tuple[Callable[[str], Rule], tuple[str]]:
