@@ -154,8 +154,9 @@ def rebuilt(node: Node, rebuild: Callable[[Any], Any]) -> dict[str, Any]:
 
 
 class Location(NamedTuple):
-    """A value location present on both sides: its path, the schema there on each side, and
-    on each side the schemas of the values directly inside it by path segment (children)."""
+    """A value location where both sides hold a schema: its path, the schema there on each
+    side, and on each side the schemas of the values directly inside it by path segment
+    (children)."""
 
     path: Path
     old: Node
@@ -171,7 +172,14 @@ class Location(NamedTuple):
 def paired_locations(
     old: Node, new: Node, known: tuple[Node, Node] | None = None
 ) -> Iterator[Location]:
-    """The value locations present on both sides whose subtrees differ, parents first.
+    """The value locations where both sides hold a schema and the subtrees differ, parents
+    first.
+
+    A location is paired where each side declares it, or governs it otherwise: a property
+    one side does not declare is held by that side's additionalProperties, by the implicit
+    fields of a resource (``RESOURCE_FIELDS``), or, below x-kubernetes-preserve-unknown-fields,
+    by ``ANY_VALUE``, because stored objects can hold anything there (a field declared there
+    for the first time constrains stored values, it is not new).
 
     Identical subtrees are skipped whole, which is what keeps large CRD sets fast: most of a
     schema does not change between releases. ``known`` is another pair of schemas: where it
@@ -195,19 +203,66 @@ def paired_locations(
             known_old_children = known_new_children = {}
         else:
             known_old_children, known_new_children = children(known_old), children(known_new)
-        differing = [
-            (
-                path + (part,),
-                old_child,
-                new_child,
-                known_old_children.get(part),
-                known_new_children.get(part),
+        root = not path
+        differing = []
+        for part in _parts(old_children, new_children):
+            old_child = _governing(old_node, old_children, part, root)
+            if old_child is None:
+                continue
+            new_child = _governing(new_node, new_children, part, root)
+            if new_child is None or _identical(old_child, new_child):
+                continue
+            differing.append(
+                (
+                    path + (part,),
+                    old_child,
+                    new_child,
+                    None
+                    if known_old is None
+                    else _governing(known_old, known_old_children, part, root),
+                    None
+                    if known_new is None
+                    else _governing(known_new, known_new_children, part, root),
+                )
             )
-            for part, old_child in old_children.items()
-            if (new_child := new_children.get(part)) is not None
-            and not _identical(old_child, new_child)
-        ]
         stack.extend(reversed(differing))
+
+
+# What stored objects can hold below x-kubernetes-preserve-unknown-fields where the schema
+# declares nothing: any value, null included (a field declared there without nullable has
+# its stored nulls dropped on read, as measured on v1.35.4). Never modified.
+ANY_VALUE: Node = {"x-kubernetes-preserve-unknown-fields": True, "nullable": True}
+# The fields every resource (the root, an x-kubernetes-embedded-resource) holds whether or
+# not its schema declares them; metadata is pruned by ObjectMeta's rules, not by the schema.
+RESOURCE_FIELDS: Mapping[str, Node] = {
+    "apiVersion": {"type": "string"},
+    "kind": {"type": "string"},
+    "metadata": {"type": "object"},
+}
+
+
+def _parts(old_children: dict[str, Node], new_children: dict[str, Node]) -> list[str]:
+    """The segments of both sides, old ones first, each once."""
+    if new_children.keys() <= old_children.keys():
+        return list(old_children)
+    return [*old_children, *(part for part in new_children if part not in old_children)]
+
+
+def _governing(node: Node, found: dict[str, Node], part: str, root: bool) -> Node | None:
+    """The schema node (with found, its children) applies to the value at segment part, or
+    None where the apiserver prunes that value (nothing can be stored there)."""
+    child = found.get(part)
+    if child is not None:
+        return child
+    if part not in (ITEMS, ADDITIONAL):
+        child = found.get(ADDITIONAL)
+        if child is not None:
+            return child
+        if root or node.get("x-kubernetes-embedded-resource") is True:
+            child = RESOURCE_FIELDS.get(part)
+            if child is not None:
+                return child
+    return ANY_VALUE if preserves_unknown_fields(node) else None
 
 
 def differing_keywords(old: Node, new: Node) -> frozenset[str]:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from crd_builders import field_crd, flagged, obj
+from crd_builders import crd, field_crd, flagged, obj, version
 
 F = "spec.field"
 INT = {"type": "integer"}
@@ -341,6 +341,136 @@ COMBINATORS = [
     ),
 ]
 
+# Below x-kubernetes-preserve-unknown-fields stored objects can hold any value (null too), so a
+# field declared there for the first time is judged as a change from "any value".
+KEPT = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+LOOSE = {**ANY, "nullable": True}  # what a preserved node held: any value, null included
+
+
+def kept(**properties: Any) -> dict[str, Any]:
+    return {**KEPT, "properties": properties}
+
+
+def nullable(node: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    return {**node, "nullable": True, **extra}
+
+
+G = F + ".g"
+DECLARED_WHERE_KEPT = [
+    case(
+        KEPT,
+        kept(g=obj(a=STR)),
+        {("UG204", G), ("UG205", G), ("UG216", G)},
+        "object declared where kept: typed, nulls dropped, its other fields pruned",
+    ),
+    case(
+        KEPT,
+        kept(g={**KEPT, "nullable": True, "properties": {"a": STR}}),
+        {("UG204", G)},
+        "object declared where kept, keeping unknown fields and nulls: typed only",
+    ),
+    case(KEPT, kept(g=LOOSE), set(), "any value, null included, declared: not flagged"),
+    case(KEPT, kept(g=ANY), {("UG205", G)}, "any value but null declared: nulls dropped"),
+    case(KEPT, kept(g=INT), {("UG204", G), ("UG205", G)}, "type declared: flagged"),
+    case(
+        KEPT,
+        kept(g=nullable({"x-kubernetes-int-or-string": True})),
+        {("UG204", G)},
+        "int-or-string declared: a type, flagged",
+    ),
+    case(KEPT, kept(g=nullable(STR, enum=["a"])), {("UG204", G), ("UG207", G)}, "enum declared"),
+    case(KEPT, kept(g=nullable(INT, maximum=5)), {("UG204", G), ("UG208", G)}, "bound declared"),
+    case(
+        KEPT,
+        kept(g=nullable(STR, pattern="^a$")),
+        {("UG204", G), ("UG211", G)},
+        "pattern declared",
+    ),
+    case(
+        KEPT,
+        kept(g=nullable(STR, format="uuid")),
+        {("UG204", G), ("UG210", G)},
+        "format declared",
+    ),
+    case(
+        KEPT,
+        kept(g=nullable(LOOSE, **{"x-kubernetes-validations": [RULE_A]})),
+        {("UG213", G)},
+        "CEL rule declared",
+    ),
+    case(
+        KEPT,
+        kept(g=nullable(LOOSE, **{"x-kubernetes-validations": [TRANSITION]})),
+        {("UG213", G)},
+        "CEL transition rule declared",
+    ),
+    case(KEPT, kept(g=nullable(LOOSE, default=1)), {("UG212", G)}, "default declared"),
+    case(
+        KEPT,
+        kept(g=nullable({"type": "array", "items": STR, "x-kubernetes-list-type": "set"})),
+        {("UG204", G), ("UG214", G), ("UG216", G)},
+        "set list declared",
+    ),
+    case(
+        KEPT,
+        kept(g={**LOOSE, "properties": {"a": LOOSE}, "required": ["a"]}),
+        {("UG202", G + ".a")},
+        "required field declared inside",
+    ),
+    case(
+        KEPT,
+        kept(g={**LOOSE, "properties": {"a": STR}}),
+        {("UG204", G + ".a"), ("UG205", G + ".a")},
+        "a field declared deeper, below a declared node that keeps unknown fields",
+    ),
+    case(
+        kept(g=nullable(STR, default="x")),
+        KEPT,
+        {("UG219", G)},
+        "declared field with a default undeclared, still kept: the default is gone",
+    ),
+    case(kept(g=STR), KEPT, set(), "declared field undeclared, still kept: not flagged"),
+    case(obj(), obj(g=INT), set(), "field declared where unknown fields were pruned: new"),
+    case(
+        {"type": "object", "additionalProperties": STR},
+        obj(g={**STR, "pattern": "^a$"}),
+        {("UG201", F + ".*"), ("UG211", G)},
+        "additionalProperties to a declared property: its other keys pruned, the value tightened",
+    ),
+    case(
+        {"type": "object", "additionalProperties": STR},
+        obj(g=STR),
+        {("UG201", F + ".*")},
+        "additionalProperties to the same schema, declared: its other keys pruned",
+    ),
+    case(
+        {"type": "object", "additionalProperties": True},
+        obj(g=obj(a=INT)),
+        {("UG201", F + ".*"), ("UG204", G)},
+        "additionalProperties true to a declared object: typed",
+    ),
+    case(
+        {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {"a": STR}},
+        {
+            "type": "object",
+            "x-kubernetes-embedded-resource": True,
+            "properties": {"a": STR, "kind": {**STR, "enum": ["ConfigMap"]}},
+        },
+        {("UG207", F + ".kind")},
+        "an embedded resource's kind declared with an enum: stored kinds are strings",
+    ),
+    case(
+        {"type": "object", "x-kubernetes-embedded-resource": True, "properties": {"a": STR}},
+        {
+            "type": "object",
+            "x-kubernetes-embedded-resource": True,
+            "properties": {"a": STR, "apiVersion": STR, "kind": STR, "metadata": obj()},
+        },
+        set(),
+        "an embedded resource's implicit fields declared as they are: not flagged",
+    ),
+]
+
 DOCUMENTATION_AND_UNCLASSIFIED = [
     case(
         {**STR, "description": "old"},
@@ -369,6 +499,7 @@ ALL_CASES = (
     + LISTS_AND_MAPS
     + EXTENSIONS
     + COMBINATORS
+    + DECLARED_WHERE_KEPT
     + DOCUMENTATION_AND_UNCLASSIFIED
 )
 
@@ -378,3 +509,12 @@ def test_schema_change(
     old: dict[str, Any], new: dict[str, Any], expected: set[tuple[str, str]]
 ) -> None:
     assert flagged(field_crd(old), field_crd(new)) == expected
+
+
+def test_root_that_kept_unknown_fields_judges_spec_not_the_resource_fields() -> None:
+    """A root schema that kept everything, then declared: apiVersion, kind and metadata are
+    always there as strings and an object, so only spec's declaration is judged."""
+    old = crd(version(schema=KEPT))
+    spec = {**LOOSE, "properties": {"a": nullable(STR)}}
+    new_root = kept(apiVersion=STR, kind=STR, metadata={"type": "object"}, spec=spec)
+    assert flagged(old, crd(version(schema=new_root))) == {("UG204", "spec.a")}
