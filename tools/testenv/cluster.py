@@ -13,6 +13,7 @@ import yaml
 
 from .binaries import Binaries
 from .controlplane import ControlPlane
+from .egress import without_proxies
 from .kube import JSON, Kube
 
 # helm(*args, kubeconfig=None, timeout=...) / kubectl(...) fixtures: run, capture, don't check.
@@ -52,7 +53,7 @@ class Cluster:
 
     def env(self, kubeconfig: Path | None = None) -> dict[str, str]:
         """Environment for running kubectl/helm/upgrade-guard against this cluster."""
-        env = dict(os.environ)
+        env = without_proxies()
         env["KUBECONFIG"] = str(kubeconfig or self.kubeconfig)
         env["PATH"] = os.pathsep.join([str(self.venv_bin), str(self.binaries.bin_dir), env["PATH"]])
         return env

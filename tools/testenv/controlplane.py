@@ -3,6 +3,9 @@
 One :class:`ControlPlane` is one throw-away cluster: free loopback ports, a temporary
 directory for data, keys, logs and kubeconfigs, and a teardown that leaves no process
 behind (children also get ``PR_SET_PDEATHSIG`` so a killed pytest takes them along).
+Nothing leaves the machine: the processes start without proxy variables, and the apiserver
+dials webhooks, aggregated APIs and kubelets through :class:`~.egress.LoopbackEgress`, which
+refuses anything that is not loopback.
 There is no controller-manager, scheduler or kubelet: nothing reconciles anything
 (namespaces are never finalized, Jobs never run by themselves; see :mod:`.jobrunner`).
 """
@@ -29,6 +32,7 @@ from typing import Any
 import yaml
 
 from .binaries import Binaries
+from .egress import LoopbackEgress, egress_selector_config, without_proxies
 from .kube import JSON, Kube, KubeError, wait_for
 from .pki import Pki, make_pki
 
@@ -113,6 +117,7 @@ class ControlPlane:
     admin_kubeconfig: Path = field(init=False)
     startup_seconds: float = field(init=False, default=0.0)
     etcd_url: str = field(init=False, default="")
+    egress: LoopbackEgress | None = field(init=False, default=None)
     _procs: list[tuple[str, subprocess.Popen[bytes], Path]] = field(
         init=False, default_factory=list
     )
@@ -178,6 +183,9 @@ class ControlPlane:
                     proc.kill()
                     proc.wait(timeout=15)
         self._procs.clear()
+        if self.egress is not None:
+            self.egress.close()
+            self.egress = None
         if self._own_workdir and self.workdir and not self.keep_workdir:
             shutil.rmtree(self.workdir, ignore_errors=True)
         with contextlib.suppress(Exception):
@@ -214,6 +222,7 @@ class ControlPlane:
                 stdin=subprocess.DEVNULL,
                 stdout=out,
                 stderr=subprocess.STDOUT,
+                env=without_proxies(),
                 preexec_fn=_die_with_parent,  # called from the main thread
                 start_new_session=True,
             )
@@ -245,6 +254,9 @@ class ControlPlane:
         port = free_port()
         self.server = f"https://127.0.0.1:{port}"
         p = self.pki
+        self.egress = LoopbackEgress(wd / "egress.sock")
+        egress_config = wd / "egress-selector.yaml"
+        egress_config.write_text(egress_selector_config(self.egress.path))
         self._spawn(
             "kube-apiserver",
             [
@@ -268,6 +280,7 @@ class ControlPlane:
                 "--enable-priority-and-fairness=false",
                 "--kubelet-preferred-address-types=InternalIP",
                 "--profiling=false",
+                f"--egress-selector-config-file={egress_config}",
                 *self.extra_apiserver_flags,
             ],
             wd / "kube-apiserver.log",

@@ -7,6 +7,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from .egress import without_proxies
+
 
 @dataclass(frozen=True)
 class Pki:
@@ -19,7 +21,12 @@ class Pki:
 
 def _openssl(*args: str, cwd: Path) -> None:
     subprocess.run(
-        ["openssl", *args], cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        ["openssl", *args],
+        cwd=cwd,
+        env=without_proxies(),
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
 
 

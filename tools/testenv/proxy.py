@@ -48,20 +48,7 @@ class TcpProxy:
             return
         with self._lock:
             self._sockets.append(server)
-        peers = {client: server, server: client}
-        try:
-            while True:
-                readable, _, _ = select.select(list(peers), [], [], 1.0)
-                for sock in readable:
-                    data = sock.recv(65536)
-                    if not data:
-                        return
-                    peers[sock].sendall(data)
-        except (OSError, ValueError):  # ValueError: cut() closed a socket under select()
-            return
-        finally:
-            client.close()
-            server.close()
+        relay(client, server)
 
     def cut(self) -> None:
         with self._lock:
@@ -71,3 +58,21 @@ class TcpProxy:
                 with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
                 sock.close()
+
+
+def relay(client: socket.socket, server: socket.socket) -> None:
+    """Copy bytes both ways until either side closes, then close both."""
+    peers = {client: server, server: client}
+    try:
+        while True:
+            readable, _, _ = select.select(list(peers), [], [], 1.0)
+            for sock in readable:
+                data = sock.recv(65536)
+                if not data:
+                    return
+                peers[sock].sendall(data)
+    except (OSError, ValueError):  # ValueError: a socket closed under select() (TcpProxy.cut)
+        return
+    finally:
+        client.close()
+        server.close()
