@@ -55,7 +55,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "hook"))
 
-from upgrade_guard import diffing, engine  # noqa: E402
+from upgrade_guard import diffing, engine, judging  # noqa: E402
 from upgrade_guard.load.crds import crds_from  # noqa: E402
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, load_documents  # noqa: E402
 from upgrade_guard.load.fast_yaml import read_fast  # noqa: E402
@@ -113,7 +113,7 @@ def _median_time(
 def _diff_all(steps: list[tuple[Path, Path]]) -> None:
     for old, new in steps:
         compared = diffing.read_and_compare(str(old), str(new), DEFAULT_MAX_BYTES, DEFAULT_POLICY)
-        engine.judged(compared.changes)
+        judging.judge(compared.changes)
 
 
 @contextlib.contextmanager

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from upgrade_guard import engine
+from upgrade_guard import engine, judging
 from upgrade_guard.crd import Crd, Source
 from upgrade_guard.load.crds import API_VERSION, diff_sides
 from upgrade_guard.load.documents import (
@@ -58,7 +58,7 @@ class Compared:
 
     before: dict[str, Crd]
     after: dict[str, Crd]
-    changes: engine.Changes
+    changes: judging.Changes
 
 
 def read_and_compare(old: str, new: str, max_bytes: int, policy: Policy) -> Compared:
@@ -221,7 +221,7 @@ def _parent(
     new_view = _merged(after, child_new, shipped_new, order)
     removed = [name for name in old_view if name not in new_view]
     split = engine.changes_between(old_view, new_view, policy, old_wanted + new_wanted + removed)
-    child_changes: engine.Changes = _receive(from_child)
+    child_changes: judging.Changes = _receive(from_child)
     return Compared(old_view, new_view, changes.merged(split).merged(child_changes))
 
 

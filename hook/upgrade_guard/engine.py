@@ -1,8 +1,8 @@
-"""The pure core: (old CRDs, new CRDs, policy, Kubernetes version) -> Outcome.
+"""The schema comparison: (old CRDs, new CRDs) -> the changes the rules find.
 
-Pairs CRDs by name and versions by name, runs every rule on what differs, reports any
-difference no rule accounts for, then applies the policy: severities, ratcheting, declared
-breaks. Reads no files and talks to no cluster.
+Pairs CRDs by name and versions by name, runs every rule on what differs, and reports any
+difference no rule accounts for; the one judge (``judging``) applies the policy. Reads no
+files and talks to no cluster.
 """
 
 from __future__ import annotations
@@ -15,13 +15,12 @@ from typing import Any
 
 from upgrade_guard import rules, schema
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Finding, Outcome, Severity
-from upgrade_guard.policy import DEFAULT_POLICY, DeclaredBreak, Policy, did_you_mean, glob_pattern
-from upgrade_guard.rules import crd_removed, declared_break_unused, unclassified_change
+from upgrade_guard.findings import Change, Outcome
+from upgrade_guard.judging import Changes, Context, Placed, judge
+from upgrade_guard.policy import DEFAULT_POLICY, Policy
+from upgrade_guard.rules import crd_removed, unclassified_change
 from upgrade_guard.rules import served_versions_incompatible as served_pairs
 from upgrade_guard.rules.base import CrdRule, PropertyRule, Rule, VersionRule
-
-RATCHETING_SINCE = (1, 30)
 
 _CRD_RULES = tuple(r for r in rules.ALL_RULES if isinstance(r, CrdRule))
 _VERSION_RULES = tuple(r for r in rules.ALL_RULES if isinstance(r, VersionRule))
@@ -53,18 +52,6 @@ class SchemaChange:
     change: Change
 
 
-@dataclass(frozen=True)
-class _Raw:
-    """A change placed in its CRD and version, before the policy is applied."""
-
-    rule: Rule
-    crd: str
-    version: str | None
-    path: schema.Path | None
-    change: Change
-    node: schema.Path | None = None
-
-
 def compare_crds(
     old: Mapping[str, Crd],
     new: Mapping[str, Crd],
@@ -72,21 +59,7 @@ def compare_crds(
     kube_version: tuple[int, int] | None = None,
 ) -> Outcome:
     """Every finding for replacing the old CRD set with the new one."""
-    return judged(changes_between(old, new, policy), policy, kube_version)
-
-
-@dataclass(frozen=True)
-class Changes:
-    """What the rules find between two CRD sets before the policy judges it: the changes in
-    CRD name order, and how many CRDs both sets have. Changes of disjoint sets of names
-    add up (``merged``) to the changes of all of them."""
-
-    raw: tuple[_Raw, ...]
-    crds_compared: int
-
-    def merged(self, other: Changes) -> Changes:
-        raw = sorted(self.raw + other.raw, key=lambda item: item.crd)  # stable: same order
-        return Changes(tuple(raw), self.crds_compared + other.crds_compared)
+    return judge(changes_between(old, new, policy), policy, Context(kube_version))
 
 
 def changes_between(
@@ -97,7 +70,7 @@ def changes_between(
 ) -> Changes:
     """The changes for the names given (every name of either set by default). Of the policy
     only ``storage_version_only`` counts here, which scoping it to a release keeps."""
-    raw: list[_Raw] = []
+    raw: list[Placed] = []
     compared = 0
     for name in sorted(old.keys() | new.keys() if names is None else names):
         before, after = old.get(name), new.get(name)
@@ -105,33 +78,22 @@ def changes_between(
             continue
         if after is None:
             removed = Change(None, "CRD removed: its stored objects become unreachable")
-            raw.append(_Raw(crd_removed.RULE, name, None, None, removed))
+            raw.append(Placed(crd_removed.RULE, name, None, None, removed))
             continue
         compared += 1
         raw.extend(_crd_changes(before, after, policy))
     return Changes(tuple(raw), compared)
 
 
-def judged(
-    changes: Changes, policy: Policy = DEFAULT_POLICY, kube_version: tuple[int, int] | None = None
-) -> Outcome:
-    """The findings the policy makes of changes, in report order."""
-    judging = (_judge(item, policy, kube_version) for item in changes.raw)
-    findings = [finding for finding in judging if finding is not None]
-    findings = _apply_declared_breaks(findings, policy)
-    findings.sort(key=report_order)
-    return Outcome(findings=tuple(findings), crds_compared=changes.crds_compared)
-
-
 def _raw(
     rule: Rule, crd: str, version: str | None, base: schema.Path | None, changes: Iterable[Change]
-) -> Iterator[_Raw]:
+) -> Iterator[Placed]:
     for change in changes:
         path = None if base is None else base + (change.path or ())
-        yield _Raw(rule, crd, version, path, change)
+        yield Placed(rule, crd, version, path, change)
 
 
-def _crd_changes(old: Crd, new: Crd, policy: Policy) -> Iterator[_Raw]:
+def _crd_changes(old: Crd, new: Crd, policy: Policy) -> Iterator[Placed]:
     for crd_rule in _CRD_RULES:
         yield from _raw(crd_rule, new.name, None, None, crd_rule.compare(old, new))
     yield from _raw(unclassified_change.RULE, new.name, None, None, _spec_catch_all(old, new))
@@ -148,7 +110,7 @@ def _crd_changes(old: Crd, new: Crd, policy: Policy) -> Iterator[_Raw]:
             _version_catch_all(old_version, new_version),
         )
         for found in schema_changes(old.schema_of(version), new.schema_of(version)):
-            yield _Raw(found.rule, new.name, version, found.path, found.change, found.node)
+            yield Placed(found.rule, new.name, version, found.path, found.change, found.node)
     if new.conversion_strategy == "None":
         yield from _served_pair_changes(old, new)
 
@@ -258,7 +220,7 @@ def _spec_catch_all(old: Crd, new: Crd) -> Iterator[Change]:
         yield replace(left, path=None)
 
 
-def _served_pair_changes(old: Crd, new: Crd) -> Iterator[_Raw]:
+def _served_pair_changes(old: Crd, new: Crd) -> Iterator[Placed]:
     """Disagreements between served versions of the new CRD that the old CRD did not have."""
     for first, second in combinations(new.served_versions, 2):
         new_pair = (new.schema_of(first), new.schema_of(second))
@@ -284,7 +246,7 @@ def _disagreements(
     second: str,
     changes: list[SchemaChange],
     known_changes: list[SchemaChange],
-) -> Iterator[_Raw]:
+) -> Iterator[Placed]:
     """What objects written as first and read as second meet, less what they met before."""
     known = {(item.rule.code, item.path) for item in known_changes}
     for item in changes:
@@ -295,7 +257,7 @@ def _disagreements(
             f"objects written as {first} and read as {second}: {change.message}"
             f" ({rule.code} {rule.name})"
         )
-        yield _Raw(
+        yield Placed(
             served_pairs.RULE,
             crd,
             f"{first}->{second}",
@@ -303,94 +265,3 @@ def _disagreements(
             replace(change, message=message),
             item.node,
         )
-
-
-def _judge(item: _Raw, policy: Policy, kube_version: tuple[int, int] | None) -> Finding | None:
-    severity, strict_notes = policy.judged(
-        item.rule.code, item.change.severity or item.rule.severity
-    )
-    since = item.change.since
-    if severity is None or (
-        since is not None and kube_version is not None and kube_version < since
-    ):
-        return None
-    notes = list(strict_notes)
-    ratcheting = kube_version is not None and kube_version >= RATCHETING_SINCE
-    if item.change.ratchetable and ratcheting and not policy.strict and severity is Severity.ERROR:
-        severity = Severity.WARNING
-        major, minor = kube_version or RATCHETING_SINCE
-        node = item.node if item.node is not None else item.path
-        where = "the value" if node is None else schema.render_path(node)
-        notes.append(
-            f"ratcheted on Kubernetes {major}.{minor}: updates that leave {where} unchanged"
-            " pass; new objects and changed values must satisfy it"
-        )
-    return Finding(
-        code=item.rule.code,
-        rule=item.rule.name,
-        severity=severity,
-        crd=item.crd,
-        version=item.version,
-        path=None if item.path is None else schema.render_path(item.path),
-        message=item.change.message,
-        old=item.change.old,
-        new=item.change.new,
-        notes=tuple(notes),
-    )
-
-
-def _apply_declared_breaks(findings: list[Finding], policy: Policy) -> list[Finding]:
-    used: set[int] = set()
-    result: list[Finding] = []
-    for finding in findings:
-        for index, declared in enumerate(policy.declared_breaks):
-            if declared.excuses(finding):
-                used.add(index)
-                finding = replace(finding, excused=declared.reason)
-                break
-        result.append(finding)
-    rule = declared_break_unused.RULE
-    for index, declared in enumerate(policy.declared_breaks):
-        if index not in used:
-            severity = policy.severity_of(rule.code, rule.severity)
-            if severity is not None:
-                result.append(
-                    Finding(
-                        code=rule.code,
-                        rule=rule.name,
-                        severity=severity,
-                        crd=declared.crd,
-                        version=declared.version,
-                        path=declared.path,
-                        message=f"declared break {declared} matches no finding of this change"
-                        + _nearest(declared, findings),
-                    )
-                )
-    return result
-
-
-def _nearest(declared: DeclaredBreak, findings: list[Finding]) -> str:
-    """A hint for a declared break that matched nothing: the nearest CRD name when no finding
-    is in a CRD it names, else the nearest path among that CRD's findings of its rule."""
-    if any(declared.excuses(f) for f in findings):
-        return " (its findings are excused by an earlier declared break)"
-    in_crd = [f for f in findings if glob_pattern(declared.crd).match(f.crd)]
-    if not in_crd:
-        return did_you_mean(declared.crd, {f.crd for f in findings})
-    same_rule = [f.path for f in in_crd if f.code == declared.code and f.path]
-    if declared.path is None or not same_rule:
-        return ""
-    return did_you_mean(declared.path, set(same_rule))
-
-
-def report_order(finding: Finding) -> tuple[Any, ...]:
-    """By CRD; within one, what still refuses first, most severe first; then by place."""
-    return (
-        finding.crd,
-        finding.excused is not None,
-        -finding.severity,
-        finding.version or "",
-        finding.path or "",
-        finding.code,
-        finding.message,
-    )

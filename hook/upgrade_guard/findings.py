@@ -33,7 +33,9 @@ class Change:
     that leaves a failing value unchanged. ``since``: the apiserver enforces this only from
     that Kubernetes version on, so with an older ``--kube-version`` it is no finding.
     ``severity``: this change's default when it is milder than the rule's; the policy's
-    setting for the rule still applies to every change.
+    setting for the rule still applies to every change. ``notes``: what the finding says
+    besides its message. ``excused``: the check's own way out that applies (a lifecycle
+    break declared for the release, a restart record), used where no declared break is.
     """
 
     path: tuple[str, ...] | None
@@ -44,6 +46,8 @@ class Change:
     ratchetable: bool = False
     since: tuple[int, int] | None = None
     severity: Severity | None = None
+    notes: tuple[str, ...] = ()
+    excused: str | None = None
 
 
 @dataclass(frozen=True)

@@ -198,6 +198,34 @@ def test_schema_rollback(cluster: Cluster, namespace: str, tmp_path: Path) -> No
     assert run_hook(account, [newer], tmp_path).code == 0
 
 
+def test_a_declared_break_of_another_release_is_noted(cluster: Cluster, namespace: str,
+                                                      tmp_path: Path) -> None:  # fmt: skip
+    """A break declared with the schema version it ships with excuses the release that
+    crosses it; in any other release the refusal says why the break did not apply."""
+    group = new_group()
+    live = widget_crd(group, {"a": STRING, "b": STRING}, annotations={"crd-schema-version": "1"})
+    chart = widget_crd(group, {"a": STRING}, annotations={"crd-schema-version": "2"})
+    apply(cluster, live)
+    account = guard_account(cluster, namespace, [chart])
+
+    def declared(schema_version: int) -> str:
+        policy = tmp_path / f"policy-{schema_version}.yaml"
+        entry = {"crd": f"widgets.{group}", "rule": "property-removed", "path": "spec.b",
+                 "schema-version": schema_version, "reason": "b was never read"}  # fmt: skip
+        policy.write_text(yaml.safe_dump({"declared-breaks": [entry]}))
+        return str(policy)
+
+    shipped = run_hook(account, [chart], tmp_path, "--policy", declared(2))
+    assert shipped.code == 0 and "excused UG201" in shipped.stdout, shipped
+    other = run_hook(account, [chart], tmp_path, "--policy", declared(3))
+    assert other.code == 1 and other.codes() == {"UG201"}, other
+    assert (
+        f"declared break UG201 on widgets.{group} at spec.b (schema version 3) not applied:"
+        " this release goes from schema version 1 to 2"
+    ) in other.stdout, other
+    assert "UG902" not in other.stdout, other
+
+
 def test_chart_and_image_must_belong_together(cluster: Cluster, namespace: str,
                                               tmp_path: Path) -> None:  # fmt: skip
     """Checked before the cluster is read: an account without any permission still gets the

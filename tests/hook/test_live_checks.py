@@ -11,7 +11,9 @@ import pytest
 from crd_builders import NAME, crd, spec_schema, version
 from upgrade_guard.counters import history, live
 from upgrade_guard.crd import Crd
-from upgrade_guard.policy import DEFAULT_POLICY, PolicyError, parse_policy
+from upgrade_guard.findings import Finding
+from upgrade_guard.judging import Changes, Placed, judge
+from upgrade_guard.policy import DEFAULT_POLICY, Policy, PolicyError, parse_policy
 
 TABLE = live.parse_image_table(
     {
@@ -24,6 +26,10 @@ TABLE = live.parse_image_table(
     },
     "images.yaml",
 )
+
+
+def judged(changes: list[Placed], policy: Policy = DEFAULT_POLICY) -> list[Finding]:
+    return list(judge(Changes(tuple(changes)), policy).findings)
 
 
 @pytest.mark.parametrize(
@@ -56,7 +62,7 @@ PAIRING = [
 )
 def test_pairing(image: str, counters: dict[str, int], refused: str | None) -> None:
     facts = live.LiveFacts(counters, image, TABLE)
-    found = live.pairing_findings(facts, DEFAULT_POLICY)
+    found = judged(live.pairing_changes(facts, DEFAULT_POLICY), DEFAULT_POLICY)
     assert [f.code for f in found] == ([refused] if refused else [])
     if refused == "UG602":
         assert "goes with image 2.0.0 or 2.0.1" in found[0].message
@@ -67,9 +73,13 @@ def test_a_counter_marked_paired_is_checked_too() -> None:
         {"counters": [{"name": "webhook", "rule": "monotonic", "paired-with-image": True}]}, "p"
     )
     table = live.parse_image_table({"images": {"2.0.0": {"webhook": 1}}}, "t")
-    found = live.pairing_findings(live.LiveFacts({"webhook": 2}, "op:2.0.0", table), policy)
+    found = judged(
+        live.pairing_changes(live.LiveFacts({"webhook": 2}, "op:2.0.0", table), policy), policy
+    )
     assert [f.code for f in found] == ["UG602"]
-    found = live.pairing_findings(live.LiveFacts({"webhook": 1}, "op:2.0.0", table), policy)
+    found = judged(
+        live.pairing_changes(live.LiveFacts({"webhook": 1}, "op:2.0.0", table), policy), policy
+    )
     assert found == []
 
 
@@ -114,7 +124,7 @@ SCHEMA = [
 )
 def test_schema_against_live(live_crd: Crd, chart_crd: Crd, codes: set[str]) -> None:
     chart, cluster = history.normalized({NAME: chart_crd}), history.normalized({NAME: live_crd})
-    found = live.schema_findings(chart, cluster, DEFAULT_POLICY)
+    found = judged(live.schema_changes(chart, cluster, DEFAULT_POLICY))
     assert {f.code for f in found} == codes
     assert all(f.refuses == (f.code in {"UG603", "UG604"}) for f in found)
 
@@ -124,12 +134,12 @@ def test_state_written_by_a_newer_release() -> None:
         live.WrittenState(3, "widgets.example.com ns/a (status.stateVersion)"),
         live.WrittenState(2, "widgets.example.com ns/b (status.stateVersion)"),
     ]
-    found = live.state_findings(
-        live.LiveFacts({"controller-state-version": 2}, None, None, written)
+    found = judged(
+        live.state_changes(live.LiveFacts({"controller-state-version": 2}, None, None, written))
     )
     assert [f.code for f in found] == ["UG605"]
     assert "ns/a" in found[0].message and "ns/b" not in found[0].message
-    same = live.state_findings(live.LiveFacts({"controller-state-version": 3}, None, None, written))
+    same = live.state_changes(live.LiveFacts({"controller-state-version": 3}, None, None, written))
     assert same == []
 
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from corpus import pairs, require_corpus
-from upgrade_guard import diffing, engine
+from upgrade_guard import diffing, judging
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.policy import DEFAULT_POLICY
 
@@ -43,7 +43,7 @@ def _same_result(old: str, new: str, monkeypatch: pytest.MonkeyPatch) -> None:
         assert [c.raw.get("metadata") for c in side_one.values()] == [
             c.raw.get("metadata") for c in side_two.values()
         ]
-    assert engine.judged(one.changes) == engine.judged(two.changes)
+    assert judging.judge(one.changes) == judging.judge(two.changes)
     assert one.changes.crds_compared == two.changes.crds_compared
 
 

@@ -8,10 +8,11 @@ from typing import Annotated
 
 import typer
 
-from upgrade_guard import diffing, engine
+from upgrade_guard import diffing
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history
 from upgrade_guard.findings import Outcome
+from upgrade_guard.judging import Context, judge
 from upgrade_guard.load import locations, policy_file
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.policy import declared_break_entries
@@ -76,11 +77,8 @@ def diff(
                 f"{argument}: no CustomResourceDefinitions in {side} (a wrong path?);"
                 " give --allow-no-crds if that is meant"
             )
-    outcome = engine.judged(
-        compared.changes, history.scoped_to_release(chosen, before, after), version
-    )
-    outcome = history.note_unapplied_release_breaks(outcome, chosen, before, after)
-    outcome = replace(outcome, policy=chosen.source)
+    release = history.release_of(chosen, before, after)
+    outcome = judge(compared.changes, chosen, Context(version, release))
     if output is options.Output.github:
         outcome = replace(outcome, findings=locations.located(outcome.findings, after))
     options.write_report(outcome, output)

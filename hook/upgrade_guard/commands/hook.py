@@ -24,6 +24,7 @@ from upgrade_guard.commands import options
 from upgrade_guard.counters import history, live
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import ExitCode, Outcome
+from upgrade_guard.judging import Changes, Context, Placed, judge
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, load_documents
 from upgrade_guard.load.image_table import read_image_table
@@ -173,9 +174,11 @@ def hook(
     except (LoadError, PolicyError, options.UsageProblem) as error:
         log.write(f"upgrade-guard BAD INPUT (exit 2): {error}\n")
         raise
-    pairing = history.under_policy(live.pairing_findings(facts, chosen), chosen)
-    if any(finding.refuses for finding in pairing):
-        _emit(Outcome(tuple(pairing), 0, chosen.source), phase, len(chart), output, "", log)
+    pairing = tuple(live.pairing_changes(facts, chosen))
+    # The schemas are not compared yet, so no declared break is used or unused.
+    paired = judge(Changes(pairing), replace(chosen, declared_breaks=()))
+    if not paired.safe:
+        _emit(paired, phase, len(chart), output, "", log)
     # Imported here: the kubernetes client takes a third of a second to import, and only the
     # hook talks to a cluster.
     from upgrade_guard.cluster.client import ClusterError
@@ -187,9 +190,13 @@ def hook(
         )
         cluster = replace(cluster, crds=history.normalized(cluster.crds))
         outcome = _judge(
-            chart, cluster.crds, chosen, cluster.server_version, facts, cluster.written_state
+            chart,
+            cluster.crds,
+            chosen,
+            cluster.server_version,
+            pairing,
+            live.LiveFacts(facts.chart_counters, written_state=cluster.written_state),
         )
-        outcome = replace(outcome, findings=tuple(pairing) + outcome.findings)
         if evidence_limit and outcome.findings:
             outcome = _with_evidence(
                 outcome,
@@ -259,14 +266,15 @@ def _judge(
     live_crds: Mapping[str, Crd],
     policy: Policy,
     server_version: tuple[int, int],
-    facts: live.LiveFacts,
-    written: list[live.WrittenState],
+    pairing: tuple[Placed, ...],
+    state: live.LiveFacts,
 ) -> Outcome:
-    compared = engine.compare_crds(
-        live_crds, chart, history.scoped_to_release(policy, live_crds, chart), server_version
+    """Every check of the chart against the cluster, judged once."""
+    compared = engine.changes_between(live_crds, chart, policy)
+    own = (*pairing, *live.schema_changes(chart, live_crds, policy), *live.state_changes(state))
+    release = history.release_of(policy, live_crds, chart)
+    return judge(
+        Changes(own + compared.raw, compared.crds_compared),
+        policy,
+        Context(server_version, release),
     )
-    state = live.LiveFacts(facts.chart_counters, written_state=written)
-    own = history.under_policy(
-        live.schema_findings(chart, live_crds, policy) + live.state_findings(state), policy
-    )
-    return Outcome(tuple(own) + compared.findings, compared.crds_compared, policy.source)

@@ -15,7 +15,7 @@ Schema version (annotation ``<prefix>crd-schema-version`` on every CRD)
   - a baseline without schema versions (no CRD annotated, or no CRDs at all) is a first
     adoption: the candidate version must be 1 (UG707).
 Engine
-  - ``compare_crds`` runs on the normalized specs (``digest.normalized_spec``), storage
+  - the engine compares the normalized specs (``digest.normalized_spec``), storage
     version only; its findings refuse unless a declared break with a ``schema-version`` in
     (baseline version, candidate version] excuses them (first adoption: (0, candidate]). A
     break for another version excuses nothing; one that matches no finding is UG902. Breaks
@@ -40,13 +40,13 @@ from typing import Any
 from upgrade_guard import engine
 from upgrade_guard.counters import digest
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Finding, Outcome
+from upgrade_guard.findings import Change, Finding, Outcome
+from upgrade_guard.judging import Changes, Context, Placed, Release, judge
 from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
     SCHEMA_DIGEST,
     SCHEMA_VERSION,
     Counter,
-    DeclaredBreak,
     Policy,
     Restart,
     canonical_number,
@@ -117,18 +117,8 @@ class History:
 
 def _finding(
     check: HistoryCheck, crd: str, message: str, old: Any = None, new: Any = None
-) -> Finding:
-    return Finding(
-        code=check.code,
-        rule=check.name,
-        severity=check.severity,
-        crd=crd,
-        version=None,
-        path=None,
-        message=message,
-        old=old,
-        new=new,
-    )
+) -> Placed:
+    return Placed(check, crd, None, None, Change(None, message, old, new))
 
 
 def annotations_of(crd: Crd) -> Mapping[str, Any]:
@@ -171,7 +161,7 @@ def _agreed(
     key: str,
     checks: tuple[HistoryCheck, HistoryCheck],
     label: str,
-    findings: list[Finding] | None,
+    findings: list[Placed] | None,
     fix: str = "run upgrade-guard stamp",
 ) -> int | None:
     """The value every CRD carries under key; findings (when given) get what is wrong."""
@@ -245,7 +235,7 @@ def _counters_in_play(policy: Policy, baseline: Side, candidate: Side) -> list[C
 
 
 def _check_counter(
-    counter: Counter, baseline: Side, candidate: Side, findings: list[Finding]
+    counter: Counter, baseline: Side, candidate: Side, findings: list[Placed]
 ) -> CounterState:
     key = counter.annotation
     before = _agreed(baseline.crds, key, _COUNTER_CHECKS, baseline.label, None)
@@ -291,76 +281,14 @@ def _check_counter(
     return CounterState(counter.name, counter.rule, before, after, files_changed)
 
 
-def breaks_for(policy: Policy, before: int | None, after: int | None) -> tuple[DeclaredBreak, ...]:
-    """The declared breaks that ship between two schema versions: schema-version in
-    (before, after], before None meaning 0. None when the version does not rise.
-
-    This is the scoping any comparison of stamped CRD sets can use (the cluster hook too:
-    live CRDs' version as before, the chart's as after).
-    """
-    low, high = before or 0, after or 0
-    return tuple(
-        b
-        for b in policy.declared_breaks
-        if b.schema_version is not None and low < b.schema_version <= high
-    )
-
-
-def scoped_to_release(policy: Policy, old: Mapping[str, Crd], new: Mapping[str, Crd]) -> Policy:
-    """The policy as a comparison of two stamped CRD sets (diff, the cluster hook) uses it.
-
-    Breaks without a schema-version apply as written. Breaks with one apply only when the
-    release crosses it (``breaks_for`` with the highest version each side is stamped with);
-    the others belong to other releases and are neither used nor reported as unused.
-    """
-    before, after = _release_versions(policy, old, new)
-    unversioned = tuple(b for b in policy.declared_breaks if b.schema_version is None)
-    return replace(policy, declared_breaks=unversioned + breaks_for(policy, before, after))
-
-
-def _release_versions(
-    policy: Policy, old: Mapping[str, Crd], new: Mapping[str, Crd]
-) -> tuple[int | None, int | None]:
+def release_of(policy: Policy, old: Mapping[str, Crd], new: Mapping[str, Crd]) -> Release:
+    """The schema versions a comparison of two CRD sets (diff, the cluster hook) goes
+    between: the highest each side is stamped with."""
     key = policy.annotation(SCHEMA_VERSION)
-    return (
+    return Release(
         _agreed(old, key, _SCHEMA_CHECKS, "old", None),
         _agreed(new, key, _SCHEMA_CHECKS, "new", None),
     )
-
-
-def note_unapplied_breaks(
-    outcome: Outcome, policy: Policy, before: int | None, after: int | None
-) -> Outcome:
-    """Each finding a declared break would excuse but for its schema-version gets a note
-    saying why the break did not apply."""
-    active = breaks_for(policy, before, after)
-    scoped_out = [
-        b for b in policy.declared_breaks if b.schema_version is not None and b not in active
-    ]
-    if not scoped_out:
-        return outcome
-    if after is None:
-        why = "the new CRDs carry no schema version (run upgrade-guard stamp)"
-    elif before is not None and after <= before:
-        why = f"the schema version does not rise ({before} -> {after})"
-    else:
-        why = f"this release goes from schema version {before or 0} to {after}"
-    findings = []
-    for finding in outcome.findings:
-        if finding.excused is None:
-            notes = [
-                f"declared break {b} not applied: {why}" for b in scoped_out if b.excuses(finding)
-            ]
-            finding = replace(finding, notes=finding.notes + tuple(notes))
-        findings.append(finding)
-    return replace(outcome, findings=tuple(findings))
-
-
-def note_unapplied_release_breaks(
-    outcome: Outcome, policy: Policy, old: Mapping[str, Crd], new: Mapping[str, Crd]
-) -> Outcome:
-    """``note_unapplied_breaks`` for a comparison of two CRD sets (diff, the cluster hook)."""
-    return note_unapplied_breaks(outcome, policy, *_release_versions(policy, old, new))
 
 
 def next_schema_version(
@@ -382,7 +310,7 @@ def next_schema_version(
     return before, f"the schema is unchanged since the baseline's {before}"
 
 
-def _unstamped_set(crds: Mapping[str, Crd], keys: tuple[str, str], bump: str) -> Finding | None:
+def _unstamped_set(crds: Mapping[str, Crd], keys: tuple[str, str], bump: str) -> Placed | None:
     """One finding for CRDs that all lack both annotations (a code generator rewrote them),
     instead of two per CRD."""
     if not crds or any(key in annotations_of(crd) for crd in crds.values() for key in keys):
@@ -401,7 +329,7 @@ def verify_history(
 ) -> History:
     """Judge candidate against baseline; see the module docstring for every rule. Messages
     name the command that fixes them, for the CRDs in directory."""
-    findings: list[Finding] = []
+    findings: list[Placed] = []
     notes: list[str] = []
     version_key = policy.annotation(SCHEMA_VERSION)
     digest_key = policy.annotation(SCHEMA_DIGEST)
@@ -497,31 +425,34 @@ def verify_history(
                     )
                 )
 
-    active = breaks_for(policy, before, after)
+    versioned = tuple(b for b in policy.declared_breaks if b.schema_version is not None)
     unversioned = [str(b) for b in policy.declared_breaks if b.schema_version is None]
     if unversioned:
         notes.append(
             "declared breaks without schema-version are not used by verify-history: "
             + "; ".join(unversioned)
         )
-    engine_policy = replace(policy, storage_version_only=True, declared_breaks=active)
-    compared = engine.compare_crds(
-        normalized(baseline.crds), normalized(candidate.crds), engine_policy, None
+    compared = engine.changes_between(
+        normalized(baseline.crds),
+        normalized(candidate.crds),
+        replace(policy, storage_version_only=True),
     )
-    engine_findings = list(note_unapplied_breaks(compared, policy, before, after).findings)
+    engine_changes = compared.raw
     if restart is not None:
-        engine_findings = [
-            replace(f, excused=f"restart of schema version {before}: {restart.reason}")
-            if f.excused is None
-            else f
-            for f in engine_findings
-        ]
+        excuse = f"restart of schema version {before}: {restart.reason}"
+        engine_changes = tuple(
+            replace(item, change=replace(item.change, excused=excuse)) for item in engine_changes
+        )
 
     counters = tuple(
         _check_counter(counter, baseline, candidate, findings)
         for counter in _counters_in_play(policy, baseline, candidate)
     )
-    judged = under_policy(findings, policy) + engine_findings
+    outcome = judge(
+        Changes(tuple(findings) + engine_changes, compared.crds_compared),
+        replace(policy, declared_breaks=versioned),
+        Context(release=Release(before, after)),
+    )
     result = History(
         baseline=baseline.label,
         candidate=candidate.label,
@@ -533,11 +464,7 @@ def verify_history(
         first_adoption=first_adoption,
         restart=restart,
         counters=counters,
-        outcome=Outcome(
-            findings=tuple(sorted(judged, key=engine.report_order)),
-            crds_compared=compared.crds_compared,
-            policy=policy.source,
-        ),
+        outcome=outcome,
         notes=tuple(notes),
     )
     return described(result)
@@ -548,16 +475,6 @@ def described(history: History) -> History:
     report format shows them."""
     facts, details = _facts(history), _details(history)
     return replace(history, outcome=replace(history.outcome, facts=facts, details=details))
-
-
-def under_policy(findings: list[Finding], policy: Policy) -> list[Finding]:
-    """The checks' findings with the policy's severities (``rules: {UG704: warning}``)."""
-    judged = []
-    for finding in findings:
-        severity, notes = policy.judged(finding.code, finding.severity)
-        if severity is not None:
-            judged.append(replace(finding, severity=severity, notes=finding.notes + notes))
-    return judged
 
 
 def _version(value: int | None) -> str:

@@ -1,6 +1,7 @@
 """The hook's judgement of a chart against the live cluster, besides the engine's.
 
-Pure: the live side arrives already read. Three contracts, each refusal a Finding:
+Pure: the live side arrives already read. Three contracts, each refusal a change the one
+judge (``judging``) makes a finding of:
 
 - chart and image belong together: the counters the chart declares as paired with the
   controller image (``controller-state-version`` always) equal those the image that the
@@ -20,7 +21,8 @@ from typing import Any
 
 from upgrade_guard.counters.history import annotations_of, stamped_number
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Finding
+from upgrade_guard.findings import Change
+from upgrade_guard.judging import Placed
 from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
     SCHEMA_VERSION,
@@ -130,9 +132,8 @@ class LiveFacts:
 
 def _finding(
     rule: HookCheck, message: str, crd: str = ALL_CRDS, old: Any = None, new: Any = None
-) -> Finding:
-    """A finding at the rule's default severity; the hook applies the policy's after."""
-    return Finding(rule.code, rule.name, rule.severity, crd, None, None, message, old, new)
+) -> Placed:
+    return Placed(rule, crd, None, None, Change(None, message, old, new))
 
 
 def _listed(names: Sequence[str]) -> str:
@@ -145,7 +146,7 @@ def paired_counters(policy: Policy) -> tuple[str, ...]:
     return (CONTROLLER_STATE_VERSION, *(c.name for c in policy.counters if c.paired_with_image))
 
 
-def pairing_findings(facts: LiveFacts, policy: Policy) -> list[Finding]:
+def pairing_changes(facts: LiveFacts, policy: Policy) -> list[Placed]:
     """The image the values deploy against the counters the chart declares."""
     wanted = {n: v for n in paired_counters(policy) if (v := facts.chart_counters.get(n))}
     if facts.controller_image is None or facts.image_table is None or not wanted:
@@ -183,13 +184,13 @@ def pairing_findings(facts: LiveFacts, policy: Policy) -> list[Finding]:
     ]
 
 
-def schema_findings(
+def schema_changes(
     chart: Mapping[str, Crd], live: Mapping[str, Crd], policy: Policy
-) -> list[Finding]:
+) -> list[Placed]:
     """Schema version and spec of each chart CRD against its live counterpart. Both sides
     arrive normalized (``history.normalized``), so equal specs mean equal digests."""
     key = policy.annotation(SCHEMA_VERSION)
-    findings: list[Finding] = []
+    findings: list[Placed] = []
     unversioned: list[str] = []
     applied: list[str] = []
     for name in sorted(chart.keys() & live.keys()):
@@ -250,7 +251,7 @@ def live_state(live: Mapping[str, Crd], policy: Policy) -> list[WrittenState]:
     return [WrittenState(v, f"CRD {name} ({key})") for name, v in found if v is not None]
 
 
-def state_findings(facts: LiveFacts) -> list[Finding]:
+def state_changes(facts: LiveFacts) -> list[Placed]:
     """State written at a newer controller-state version than this release reads."""
     reads = facts.chart_counters.get(CONTROLLER_STATE_VERSION)
     if reads is None:

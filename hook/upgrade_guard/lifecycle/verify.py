@@ -7,7 +7,8 @@ from dataclasses import replace
 
 from upgrade_guard import engine, rules
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.findings import Change, Finding, Outcome, Severity
+from upgrade_guard.judging import Changes, Placed, judge
 from upgrade_guard.lifecycle.rules.base import LifecycleRule
 from upgrade_guard.lifecycle.timeline import History, Release
 from upgrade_guard.policy import Policy
@@ -48,36 +49,26 @@ def _served(crds: Mapping[str, Crd], name: str, version: str) -> bool:
 def verify_lifecycle(releases: Sequence[Release], policy: Policy) -> Outcome:
     """Judge the releases, oldest first, by the policy's lifecycle section."""
     history = History(tuple(releases), policy.lifecycle, breaking_changes(releases, policy))
-    ordered: list[tuple[tuple[str, int, str, str], Finding]] = []
-    for rule in rules.ALL_RULES:
-        if not isinstance(rule, LifecycleRule):
-            continue
-        severity, strict_notes = policy.judged(rule.code, rule.severity)
-        if severity is None:
-            continue
-        for violation in rule.check(history):
-            finding = Finding(
-                code=rule.code,
-                rule=rule.name,
-                severity=severity,
-                crd=violation.crd,
-                version=violation.version,
-                path=None,
-                message=violation.message,
-                old=violation.old,
-                new=violation.new,
+    found = [
+        Placed(
+            rule,
+            violation.crd,
+            violation.version,
+            None,
+            Change(
+                None,
+                violation.message,
+                violation.old,
+                violation.new,
+                notes=(*violation.notes, history.timeline(violation.crd, violation.version)),
                 excused=violation.excused,
-                notes=(
-                    *violation.notes,
-                    history.timeline(violation.crd, violation.version),
-                    *strict_notes,
-                ),
-            )
-            key = (violation.crd, violation.release, violation.version, rule.code)
-            ordered.append((key, finding))
-    ordered.sort(key=lambda pair: pair[0])
-    return Outcome(
-        findings=tuple(finding for _, finding in ordered),
-        crds_compared=len(history.crd_names),
-        policy=policy.source,
-    )
+            ),
+            step=violation.release,
+        )
+        for rule in rules.ALL_RULES
+        if isinstance(rule, LifecycleRule)
+        for violation in rule.check(history)
+    ]
+    # lifecycle.breaks excuse its findings (each rule reads them), not declared-breaks.
+    unbroken = replace(policy, declared_breaks=())
+    return judge(Changes(tuple(found), len(history.crd_names)), unbroken)

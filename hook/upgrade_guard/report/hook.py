@@ -143,8 +143,10 @@ def _left_out_line(left: list[Finding]) -> str:
 
 
 def _evidence_lines(finding: Finding) -> list[str]:
-    """What the stored objects showed (names and counts only)."""
-    return [f"  {note}" for note in finding.notes if note.startswith("evidence: ")]
+    """What the stored objects showed (names and counts only), and the declared breaks of
+    other releases that would have excused the finding."""
+    shown = ("evidence: ", "declared break ")
+    return [f"  {note}" for note in finding.notes if note.startswith(shown)]
 
 
 def termination_summary(outcome: Outcome, phase: str, checked: int) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from upgrade_guard import schema
 from upgrade_guard.crd import Crd
@@ -31,6 +31,9 @@ class Rule:
     # How validation ratcheting (Kubernetes 1.30+) treats its findings, for the docs' rule
     # tables: "yes", or why not; empty where it does not apply.
     ratcheting: str = ""
+    # Whether a declared break can excuse its findings: those of the schema comparison can;
+    # verify-history's, the hook's and the lifecycle's checks have ways out of their own.
+    excusable: ClassVar[bool] = True
 
     def __reduce__(self) -> tuple[Callable[[str], Rule], tuple[str]]:
         # A rule crosses a process boundary (diffing in two processes) as its code.
@@ -84,8 +87,12 @@ class HistoryCheck(Rule):
     """A check verify-history makes of the schema version and the other counters between a
     baseline commit and the candidate; its docstring says what it refuses."""
 
+    excusable: ClassVar[bool] = False
+
 
 @dataclass(frozen=True, kw_only=True)
 class HookCheck(Rule):
     """A check the cluster hook makes besides the engine's: the chart against its image and
     against what the cluster holds; its docstring says what it refuses."""
+
+    excusable: ClassVar[bool] = False

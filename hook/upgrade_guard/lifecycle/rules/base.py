@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from upgrade_guard.lifecycle.timeline import History, Violation
 from upgrade_guard.rules.base import Rule
@@ -16,3 +17,4 @@ class LifecycleRule(Rule):
     violations into findings."""
 
     check: Callable[[History], Iterable[Violation]]
+    excusable: ClassVar[bool] = False

@@ -1,0 +1,227 @@
+"""The one judge: (changes, policy, context) -> Outcome, for every command.
+
+Every check (the schema rules, the CRD and version rules, verify-history's and the hook's
+checks, the lifecycle rules) reports what it finds as changes placed in a CRD, and only
+here does the policy turn them into findings: each rule's severity or the policy's
+override, the strict profile, ratcheting on the cluster's Kubernetes version, the declared
+breaks (scoped to the release the comparison crosses, with a note on each finding a break
+of another release would have excused, and UG902 for a break that excuses nothing), and
+the order of the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from upgrade_guard import schema
+from upgrade_guard.findings import Change, Finding, Outcome, Severity
+from upgrade_guard.policy import DEFAULT_POLICY, DeclaredBreak, Policy, did_you_mean, glob_pattern
+from upgrade_guard.rules import declared_break_unused
+from upgrade_guard.rules.base import Rule
+
+RATCHETING_SINCE = (1, 30)
+
+
+@dataclass(frozen=True)
+class Placed:
+    """A rule's change placed in its CRD and version, before the policy is applied. ``node``
+    is where a property rule looked; ``step`` orders the changes of one CRD where a check
+    runs over a history (the release a lifecycle rule found it at)."""
+
+    rule: Rule
+    crd: str
+    version: str | None
+    path: schema.Path | None
+    change: Change
+    node: schema.Path | None = None
+    step: int = 0
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What the rules find before the policy judges it: the changes in CRD name order, and
+    how many CRDs were compared. Changes of disjoint sets of names add up (``merged``) to the
+    changes of all of them."""
+
+    raw: tuple[Placed, ...]
+    crds_compared: int = 0
+
+    def merged(self, other: Changes) -> Changes:
+        raw = sorted(self.raw + other.raw, key=lambda item: item.crd)  # stable: same order
+        return Changes(tuple(raw), self.crds_compared + other.crds_compared)
+
+
+@dataclass(frozen=True)
+class Release:
+    """The schema versions a comparison of stamped CRD sets goes between (the highest each
+    side is stamped with; None for a side without one)."""
+
+    before: int | None
+    after: int | None
+
+    def ships(self, declared: DeclaredBreak) -> bool:
+        """Whether the break ships with this release: schema-version in (before, after]."""
+        version = declared.schema_version
+        return version is not None and (self.before or 0) < version <= (self.after or 0)
+
+    def why_not(self) -> str:
+        if self.after is None:
+            return "the new CRDs carry no schema version (run upgrade-guard stamp)"
+        if self.before is not None and self.after <= self.before:
+            return f"the schema version does not rise ({self.before} -> {self.after})"
+        return f"this release goes from schema version {self.before or 0} to {self.after}"
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the judgement depends on besides the policy: the cluster's Kubernetes version
+    (ratcheting, and rules the apiserver enforces only since a version), and the release a
+    comparison of stamped CRD sets crosses. Without a release every declared break applies
+    as written; with one, breaks with a schema-version apply only when it ships with it."""
+
+    kube_version: tuple[int, int] | None = None
+    release: Release | None = None
+
+
+def judge(
+    changes: Changes, policy: Policy = DEFAULT_POLICY, context: Context = Context()
+) -> Outcome:
+    """The findings the policy makes of changes, in report order."""
+    active, scoped_out = _declared_breaks(policy, context.release)
+    judged = [
+        (item, finding)
+        for item in changes.raw
+        if (finding := _finding(item, policy, context.kube_version)) is not None
+    ]
+    excusable = [finding for item, finding in judged if item.rule.excusable]
+    excused_by = {id(f): declared for f in excusable if (declared := _excuse(f, active))}
+    ordered: list[tuple[int, Finding]] = []
+    for item, finding in judged:
+        declared = excused_by.get(id(finding))
+        if declared is not None:
+            finding = replace(finding, excused=declared.reason)
+        else:
+            if item.rule.excusable and context.release is not None:
+                finding = _noted(finding, scoped_out, context.release)
+            if item.change.excused is not None:
+                finding = replace(finding, excused=item.change.excused)
+        ordered.append((item.step, finding))
+    used = {id(declared) for declared in excused_by.values()}
+    unused = [declared for declared in active if id(declared) not in used]
+    ordered.extend((0, finding) for finding in _unused(unused, excusable, policy))
+    ordered.sort(key=lambda pair: (pair[1].crd, pair[0], *report_order(pair[1])[1:]))
+    return Outcome(
+        findings=tuple(finding for _, finding in ordered),
+        crds_compared=changes.crds_compared,
+        policy=policy.source,
+    )
+
+
+def report_order(finding: Finding) -> tuple[Any, ...]:
+    """By CRD; within one, what still refuses first, most severe first; then by place."""
+    return (
+        finding.crd,
+        finding.excused is not None,
+        -finding.severity,
+        finding.version or "",
+        finding.path or "",
+        finding.code,
+        finding.message,
+    )
+
+
+def _declared_breaks(
+    policy: Policy, release: Release | None
+) -> tuple[tuple[DeclaredBreak, ...], tuple[DeclaredBreak, ...]]:
+    """The breaks that apply, and those left out as belonging to other releases."""
+    if release is None:
+        return policy.declared_breaks, ()
+    active = tuple(
+        b for b in policy.declared_breaks if b.schema_version is None or release.ships(b)
+    )
+    return active, tuple(b for b in policy.declared_breaks if b not in active)
+
+
+def _finding(item: Placed, policy: Policy, kube_version: tuple[int, int] | None) -> Finding | None:
+    severity, strict_notes = policy.judged(
+        item.rule.code, item.change.severity or item.rule.severity
+    )
+    since = item.change.since
+    if severity is None or (
+        since is not None and kube_version is not None and kube_version < since
+    ):
+        return None
+    notes = list(strict_notes)
+    ratcheting = kube_version is not None and kube_version >= RATCHETING_SINCE
+    if item.change.ratchetable and ratcheting and not policy.strict and severity is Severity.ERROR:
+        severity = Severity.WARNING
+        major, minor = kube_version or RATCHETING_SINCE
+        node = item.node if item.node is not None else item.path
+        where = "the value" if node is None else schema.render_path(node)
+        notes.append(
+            f"ratcheted on Kubernetes {major}.{minor}: updates that leave {where} unchanged"
+            " pass; new objects and changed values must satisfy it"
+        )
+    return Finding(
+        code=item.rule.code,
+        rule=item.rule.name,
+        severity=severity,
+        crd=item.crd,
+        version=item.version,
+        path=None if item.path is None else schema.render_path(item.path),
+        message=item.change.message,
+        old=item.change.old,
+        new=item.change.new,
+        notes=(*item.change.notes, *notes),
+    )
+
+
+def _excuse(finding: Finding, breaks: Iterable[DeclaredBreak]) -> DeclaredBreak | None:
+    """The first declared break that excuses the finding."""
+    return next((declared for declared in breaks if declared.excuses(finding)), None)
+
+
+def _noted(finding: Finding, scoped_out: Iterable[DeclaredBreak], release: Release) -> Finding:
+    """The finding with a note for each break of another release that would excuse it."""
+    notes = tuple(
+        f"declared break {b} not applied: {release.why_not()}"
+        for b in scoped_out
+        if b.excuses(finding)
+    )
+    return replace(finding, notes=finding.notes + notes) if notes else finding
+
+
+def _unused(
+    breaks: Iterable[DeclaredBreak], findings: list[Finding], policy: Policy
+) -> Iterable[Finding]:
+    rule = declared_break_unused.RULE
+    severity = policy.severity_of(rule.code, rule.severity)
+    if severity is None:
+        return
+    for declared in breaks:
+        yield Finding(
+            code=rule.code,
+            rule=rule.name,
+            severity=severity,
+            crd=declared.crd,
+            version=declared.version,
+            path=declared.path,
+            message=f"declared break {declared} matches no finding of this change"
+            + _nearest(declared, findings),
+        )
+
+
+def _nearest(declared: DeclaredBreak, findings: list[Finding]) -> str:
+    """A hint for a declared break that matched nothing: the nearest CRD name when no finding
+    is in a CRD it names, else the nearest path among that CRD's findings of its rule."""
+    if any(declared.excuses(f) for f in findings):
+        return " (its findings are excused by an earlier declared break)"
+    in_crd = [f for f in findings if glob_pattern(declared.crd).match(f.crd)]
+    if not in_crd:
+        return did_you_mean(declared.crd, {f.crd for f in findings})
+    same_rule = [f.path for f in in_crd if f.code == declared.code and f.path]
+    if declared.path is None or not same_rule:
+        return ""
+    return did_you_mean(declared.path, set(same_rule))
