@@ -1,48 +1,69 @@
-"""The command line: the typer app and its commands, one module each under ``commands/``."""
+"""The command line: the typer app and its commands, one module each under ``commands/``.
+
+A command's module is imported only when that command runs (or help lists it): importing
+them all would load every rule, reader and reporter before ``--version`` could answer."""
 
 from __future__ import annotations
 
 import gc
-from importlib import metadata
-from typing import Annotated
+import importlib
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
-from upgrade_guard.commands import (
-    diff,
-    hook,
-    pack,
-    rules,
-    stamp,
-    verify_history,
-    verify_lifecycle,
-)
-
-app = typer.Typer(
+# name: (module under commands/, its function)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "diff": ("diff", "diff"),
+    "rules": ("rules", "list_rules"),
+    "explain": ("rules", "explain"),
+    "stamp": ("stamp", "stamp"),
+    "verify-history": ("verify_history", "verify_history_command"),
+    "verify-lifecycle": ("verify_lifecycle", "verify_lifecycle_command"),
+    "hook": ("hook", "hook"),
+    "pack": ("pack", "pack"),
+}
+SETTINGS: dict[str, Any] = dict(
     add_completion=False,
-    no_args_is_help=True,
     pretty_exceptions_enable=False,
     # Plain click help: rich's boxed help cuts long option names at 80 columns and shows
     # flags as <bool>.
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
-    help="Refuse Kubernetes operator upgrades that would hurt objects already stored.",
 )
-app.command(name="diff")(diff.diff)
-app.command(name="rules")(rules.list_rules)
-app.command(name="explain")(rules.explain)
-app.command(name="stamp")(stamp.stamp)
-app.command(name="verify-history")(verify_history.verify_history_command)
-app.command(name="verify-lifecycle")(verify_lifecycle.verify_lifecycle_command)
-app.command(name="hook")(hook.hook)
-app.command(name="pack")(pack.pack)
-for _command in app.registered_commands:
+
+
+def command(name: str) -> Any:
+    """The click command for one command, built from its module's function."""
+    module, function = COMMANDS[name]
+    callback = getattr(importlib.import_module(f"upgrade_guard.commands.{module}"), function)
+    single = typer.Typer(**SETTINGS)
     # click cuts a summary it derives to fit the column; one given whole is wrapped instead
-    _command.short_help = (_command.callback.__doc__ or "").strip().split("\n\n")[0]
+    short_help = (callback.__doc__ or "").strip().split("\n\n")[0]
+    single.command(name=name, short_help=short_help)(callback)
+    return typer.main.get_command(single)
+
+
+class _Commands(TyperGroup):
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        return command(cmd_name) if cmd_name in COMMANDS else None
+
+
+app = typer.Typer(
+    cls=_Commands,
+    no_args_is_help=True,
+    help="Refuse Kubernetes operator upgrades that would hurt objects already stored.",
+    **SETTINGS,
+)
 
 
 def _print_version(wanted: bool) -> None:
     if wanted:
+        from importlib import metadata
+
         typer.echo(f"upgrade-guard {metadata.version('upgrade-guard')}")
         raise typer.Exit()
 
@@ -62,7 +83,6 @@ def _options(
 def main() -> None:
     # One short-lived process that builds large acyclic trees (parsed CRDs, schemas, API
     # bodies): the cyclic collector would walk all of them again and again while they are
-    # read (reading the provider-upjet-aws pair took 1.8x as long with it), and reference
-    # counting frees everything the tool lets go of.
+    # read, and reference counting frees everything the tool lets go of.
     gc.disable()
     app()

@@ -35,7 +35,7 @@ def test_version_prints_the_installed_version() -> None:
     assert result.stdout == f"upgrade-guard {metadata.version('upgrade-guard')}\n"
 
 
-COMMANDS = [info.name for info in cli.app.registered_commands]
+COMMANDS = list(cli.COMMANDS)
 
 
 @pytest.mark.parametrize("command", [[], *([name] for name in COMMANDS)], ids=str)
@@ -121,3 +121,29 @@ def test_explain_names_the_topics_for_an_unknown_word() -> None:
     result = run("explain", "breaks")
     assert result.returncode == 2
     assert "topics: declared-breaks" in result.stderr
+
+
+def _modules_loaded_by(*args: str) -> set[str]:
+    """The modules a run of the command line has imported by the time it exits."""
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print(*sorted(sys.modules), file=sys.stderr))\n"
+        f"sys.argv = ['upgrade-guard', *{list(args)!r}]\n"
+        "from upgrade_guard.cli import main\n"
+        "main()\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert done.returncode in (0, 1), done.stderr
+    return set(done.stderr.split())
+
+
+def test_a_command_imports_only_its_own_code(tmp_path: Path) -> None:
+    version = _modules_loaded_by("--version")
+    assert {m for m in version if m.startswith("upgrade_guard.")} == {"upgrade_guard.cli"}
+
+    crds = _write(tmp_path / "crds.yaml", field_crd({"type": "string"}))
+    diff = _modules_loaded_by("diff", crds, crds)
+    assert "upgrade_guard.commands.diff" in diff
+    others = {f"upgrade_guard.commands.{module}" for module, _ in cli.COMMANDS.values()}
+    assert not diff & (others - {"upgrade_guard.commands.diff"})
+    assert not {m for m in diff if m.split(".")[0] == "kubernetes"}
