@@ -20,9 +20,8 @@ from crd_builders import crd, obj, spec_schema, version
 from upgrade_guard import engine, rules
 from upgrade_guard.counters import digest, history
 from upgrade_guard.crd import Crd
-from upgrade_guard.lifecycle.rules.base import LifecycleRule
 from upgrade_guard.load.yaml_reader import read_documents
-from upgrade_guard.rules.base import HistoryCheck, HookCheck
+from upgrade_guard.rules.base import HistoryCheck, HookCheck, LifecycleRule
 
 Body = dict[str, Any]
 STRING = {"type": "string"}

@@ -12,8 +12,7 @@ from upgrade_guard import rules as engine_rules
 from upgrade_guard import topics
 from upgrade_guard.commands import options
 from upgrade_guard.findings import ExitCode
-from upgrade_guard.lifecycle.rules.base import LifecycleRule
-from upgrade_guard.rules.base import HistoryCheck, Rule
+from upgrade_guard.rules.base import HistoryCheck, LifecycleRule, Rule
 
 
 class ListFormat(enum.StrEnum):

@@ -9,9 +9,9 @@ from upgrade_guard import engine, rules
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Finding, Outcome, Severity
 from upgrade_guard.judging import Changes, Placed, judge
-from upgrade_guard.lifecycle.rules.base import LifecycleRule
 from upgrade_guard.lifecycle.timeline import History, Release
 from upgrade_guard.policy import Policy
+from upgrade_guard.rules.base import LifecycleRule
 
 
 def breaking_changes(

@@ -3,19 +3,10 @@ documents and the policy's `rules:` overrides."""
 
 from __future__ import annotations
 
-from upgrade_guard.lifecycle.rules import (
-    break_within_version,
-    declaration_unused,
-    deprecation_window_short,
-    removed_while_served,
-    removed_without_migration,
-    replaced_by_less_stable,
-    storage_before_served,
-    unserved_without_deprecation,
-)
 from upgrade_guard.rules import (
     already_applied,
     bound_tightened,
+    break_within_version,
     combinator_changed,
     conversion_strategy_changed,
     counter_bumped_without_change,
@@ -26,6 +17,7 @@ from upgrade_guard.rules import (
     declared_break_unused,
     default_added,
     default_changed,
+    deprecation_window_short,
     embedded_resource_changed,
     enum_restricted,
     first_adoption,
@@ -35,6 +27,7 @@ from upgrade_guard.rules import (
     image_mismatch,
     image_unknown,
     int_or_string_removed,
+    lifecycle_declaration_unused,
     list_type_changed,
     map_type_changed,
     multiple_of_changed,
@@ -42,6 +35,9 @@ from upgrade_guard.rules import (
     pattern_changed,
     preserve_unknown_fields_removed,
     property_removed,
+    removed_while_served,
+    removed_without_migration,
+    replaced_by_less_stable,
     required_added,
     required_added_with_default,
     scale_subresource_changed,
@@ -60,10 +56,12 @@ from upgrade_guard.rules import (
     short_names_removed,
     state_below_written,
     status_subresource_removed,
+    storage_before_served,
     storage_version_changed,
     stored_version_removed,
     type_changed,
     unclassified_change,
+    unserved_without_deprecation,
     validation_rule_added,
 )
 from upgrade_guard.rules.base import Rule
@@ -116,7 +114,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
             counter_changed_without_bump.RULE,
             counter_bumped_without_change.RULE,
             break_within_version.RULE,
-            declaration_unused.RULE,
+            lifecycle_declaration_unused.RULE,
             deprecation_window_short.RULE,
             removed_while_served.RULE,
             removed_without_migration.RULE,

@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 from upgrade_guard import schema
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
+from upgrade_guard.lifecycle.timeline import History, Violation
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,4 +96,13 @@ class HookCheck(Rule):
     """A check the cluster hook makes besides the engine's: the chart against its image and
     against what the cluster holds; its docstring says what it refuses."""
 
+    excusable: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class LifecycleRule(Rule):
+    """A pure check over the whole release history (verify-lifecycle); verify turns its
+    violations into findings."""
+
+    check: Callable[[History], Iterable[Violation]]
     excusable: ClassVar[bool] = False

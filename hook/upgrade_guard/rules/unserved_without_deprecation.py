@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from functools import partial
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.lifecycle.rules.base import LifecycleRule
 from upgrade_guard.lifecycle.timeline import History, Violation
+from upgrade_guard.rules.base import LifecycleRule
 
 
 def check(history: History) -> Iterator[Violation]:

@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.lifecycle.rules.base import LifecycleRule
 from upgrade_guard.lifecycle.settings import BreakingChanges
 from upgrade_guard.lifecycle.timeline import History, Violation
+from upgrade_guard.rules.base import LifecycleRule
 
 _SHOWN = 8
 

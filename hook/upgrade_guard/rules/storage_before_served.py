@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.lifecycle.rules.base import LifecycleRule
 from upgrade_guard.lifecycle.timeline import History, Violation, elapsed
+from upgrade_guard.rules.base import LifecycleRule
 
 
 def _both_served(history: History, crd: str, old: str, new: str) -> Callable[[int], bool]:

@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.lifecycle.rules.base import LifecycleRule
 from upgrade_guard.lifecycle.timeline import History, Violation
+from upgrade_guard.rules.base import LifecycleRule
 
 
 def _stored_how(history: History, index: int, crd: str, version: str) -> tuple[int, str] | None:
