@@ -175,12 +175,14 @@ def _ratchets_at(path: schema.Path, node: schema.Node) -> bool:
     The apiserver accepts a failing value only while the update leaves the value at the
     constraint's node unchanged. The root changes on every write (metadata) and a top-level
     object such as spec or status on every write to any field inside it, so constraints
-    there are never softened in practice.
+    there are never softened in practice. Nor are they on a node whose value can hold a
+    field no schema declares, which the apiserver never finds unchanged.
     """
     if not path:
         return False
-    container = node.get("type") in ("object", "array") or "properties" in node
-    return not (len(path) == 1 and container)
+    if not (node.get("type") in ("object", "array") or "properties" in node):
+        return True
+    return len(path) > 1 and not schema.holds_undeclared_fields(node)
 
 
 def _unclassified(

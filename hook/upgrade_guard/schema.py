@@ -309,6 +309,30 @@ def preserves_unknown_fields(node: Node) -> bool:
     return node.get("x-kubernetes-preserve-unknown-fields") is True
 
 
+def holds_undeclared_fields(node: Node) -> bool:
+    """Whether a value at node can hold a field no schema declares, anywhere the apiserver
+    pairs old and new values (properties, additionalProperties, items of map lists): below
+    x-kubernetes-preserve-unknown-fields, in ``additionalProperties: true``, or in an
+    embedded resource (apiVersion, kind and metadata's ObjectMeta fields, which a schema
+    rarely declares all of). Ratcheting never finds such a value unchanged, as a field
+    without a schema does not pair (k8s.io/apiserver pkg/cel/common/equality.go,
+    ``CorrelatedObject.Key``; measured on v1.35.4)."""
+    if (
+        preserves_unknown_fields(node)
+        or node.get("additionalProperties") is True
+        or node.get("x-kubernetes-embedded-resource") is True
+    ):
+        return True
+    for keyword, _, child in subschemas(node):
+        if not isinstance(child, Mapping) or keyword in JUNCTORS:
+            continue
+        if keyword == "items" and node.get("x-kubernetes-list-type") != "map":
+            continue
+        if holds_undeclared_fields(child):
+            return True
+    return False
+
+
 def uses_old_self(rule: str) -> bool:
     return re.search(r"\boldSelf\b", rule) is not None
 

@@ -454,6 +454,15 @@ REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
             "q": {"type": "object", "anyOf": [OBJECT_WITH_A]},
             "p": {"type": "object", "properties": {"x": OBJECT_WITH_A}}}}),
      True),
+    # Where a schema keeps unknown fields, what it can hold without a schema (issue 22 §1):
+    # an array always declares its items, an embedded resource that keeps nothing declares
+    # properties; an untyped node that keeps unknown fields may declare items.
+    ("a typed array keeping unknown fields still needs items", _field(
+        {"type": "array", "x-kubernetes-preserve-unknown-fields": True}), True),
+    ("an untyped node keeping unknown fields may declare items", _field(
+        {"items": S, "x-kubernetes-preserve-unknown-fields": True}), False),
+    ("an embedded resource keeping nothing declares properties", _field(
+        {"type": "object", "x-kubernetes-embedded-resource": True}), True),
     ("passed as a property and as another", _field(
         {"type": "object", "properties": {
             "q": {"type": "object", "properties": {"y": OBJECT_WITH_A}},

@@ -174,6 +174,10 @@ _EMBEDDED_TYPED = obj(
     **{"x-kubernetes-embedded-resource": True},
 )
 _CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap"}
+_KEEPS = {"x-kubernetes-preserve-unknown-fields": True}
+_LOOSE = {**_KEEPS, "nullable": True}  # any value, null included: what a kept node holds
+_EMBEDDED_FLAG = {"x-kubernetes-embedded-resource": True}
+_TYPED_RESOURCE = {"data": STR, "apiVersion": STR, "kind": STR, "metadata": obj()}
 
 SCENARIOS: tuple[Scenario, ...] = (
     Scenario(
@@ -695,6 +699,263 @@ SCENARIOS: tuple[Scenario, ...] = (
         new=root_schema({"a": INT, "b": INT}, anyOf=[{"required": ["a"]}, {"required": ["b"]}]),
         claims=(c("ug218-anyof-added-on-updated-object", "spec", {}, "UG218"),),
     ),
+    # Fields declared where the old schema kept unknown fields (issue 22 §1): stored objects
+    # can hold any value there, null included, so each declaration tightens "any value".
+    Scenario(
+        "kept",
+        old=root_schema(**_KEEPS),
+        new=root_schema(
+            {
+                "obj": obj({"a": STR}),
+                "open": obj({"a": STR}, **_LOOSE),
+                "shape": {**_LOOSE, "properties": {"a": _LOOSE}},
+                "num": with_(INT, nullable=True),
+                "port": {"x-kubernetes-int-or-string": True, "nullable": True},
+                "bare": dict(_KEEPS),
+                "free": dict(_LOOSE),
+                "color": with_(_LOOSE, enum=["red"]),
+                "size": with_(_LOOSE, maximum=5),
+                "slug": with_(_LOOSE, pattern="^[a-z]+$"),
+                "uid": with_(_LOOSE, format="uuid"),
+                "req": {**_LOOSE, "properties": {"a": _LOOSE}, "required": ["a"]},
+                "list": arr(obj({"a": STR}), nullable=True),
+            },
+            **_KEEPS,
+        ),
+        claims=(
+            c(
+                "kept-object-declared-prunes-its-other-fields",
+                "spec.obj",
+                {"obj": {"a": "x", "b": "y"}},
+                ("UG216", "UG204", "UG205"),
+                expect=("UG216", "UG204", "UG205"),
+            ),
+            c(
+                "kept-object-declared-keeping-unknown-fields-is-typed",
+                "spec.open",
+                {"open": "text"},
+                ("UG216", "UG204", "UG205"),
+                expect=("UG204",),
+            ),
+            allowed(
+                "kept-object-declared-untyped-keeping-unknown-fields-and-nulls",
+                "spec.shape",
+                {"shape": {"a": {"deep": 1}, "b": "y"}},
+                "UG216",
+            ),
+            c("kept-type-declared", "spec.num", {"num": "eight"}, "UG204"),
+            c("kept-int-or-string-declared", "spec.port", {"port": True}, "UG204"),
+            c("kept-null-dropped", "spec.bare", {"bare": None}, "UG205"),
+            allowed("kept-any-value-declared", "spec.free", {"free": None}, "UG205"),
+            c("kept-enum-declared", "spec.color", {"color": "blue"}, "UG207"),
+            c("kept-bound-declared", "spec.size", {"size": 8}, "UG208"),
+            c("kept-pattern-declared", "spec.slug", {"slug": "ABC"}, "UG211"),
+            c("kept-format-declared", "spec.uid", {"uid": "not-a-uuid"}, "UG210"),
+            c("kept-required-declared", "spec.req.a", {"req": {"b": 1}}, "UG202"),
+            c(
+                "kept-array-declared-prunes-item-fields",
+                "spec.list",
+                {"list": [{"a": "x", "b": "y"}]},
+                ("UG216", "UG204"),
+            ),
+        ),
+    ),
+    Scenario(
+        # CEL rules and list types need a type: the type declared is judged in "kept".
+        "keptt",
+        old=root_schema(**_KEEPS),
+        new=root_schema(
+            {
+                "cap": with_(INT, nullable=True, **{"x-kubernetes-validations": cel("self <= 5")}),
+                "lvl": with_(
+                    INT,
+                    nullable=True,
+                    **{"x-kubernetes-validations": cel("self <= 5 && self >= oldSelf")},
+                ),
+                "tags": arr(STR, nullable=True, **{"x-kubernetes-list-type": "set"}),
+            },
+            **_KEEPS,
+        ),
+        claims=(
+            c("kept-rule-declared", "spec.cap", {"cap": 8}, "UG213"),
+            c("kept-transition-rule-declared", "spec.lvl", {"lvl": 8}, "UG213"),
+            c("kept-set-list-declared", "spec.tags", {"tags": ["a", "a"]}, "UG214"),
+        ),
+        tolerate=("UG204", "UG216"),
+    ),
+    Scenario(
+        # A default where fields were kept is read back by every object without the field;
+        # beside it, one where they were pruned (nothing stored has it).
+        "keptd",
+        old=root_schema({"strict": obj({"a": STR})}, **_KEEPS),
+        new=root_schema(
+            {
+                "mode": with_(_LOOSE, default="fast"),
+                "strict": obj({"a": STR, "mode": with_(STR, default="fast")}),
+            },
+            **_KEEPS,
+        ),
+        claims=(
+            c("kept-default-declared", "spec.mode", {"other": 1}, "UG212"),
+            allowed(
+                "kept-default-declared-where-pruned",
+                "spec.strict.mode",
+                {"mode": "slow", "strict": {"a": "x"}},
+                "UG212",
+            ),
+        ),
+    ),
+    Scenario(
+        # The whole root kept unknown fields: spec declared prunes; apiVersion, kind and
+        # metadata declared are what every object holds anyway.
+        "keptroot",
+        old={"type": "object", **_KEEPS},
+        new={
+            "type": "object",
+            **_KEEPS,
+            "properties": {
+                "apiVersion": STR,
+                "kind": STR,
+                "metadata": {"type": "object"},
+                "spec": obj({"touch": STR, "a": STR}),
+                "status": dict(_LOOSE),
+            },
+        },
+        claims=(
+            c(
+                "kept-root-spec-declared",
+                "spec",
+                {"a": "x", "b": 2},
+                ("UG216", "UG204", "UG205"),
+            ),
+        ),
+    ),
+    Scenario(
+        # Ratcheting pairs old and new values field by field through the schema: a field no
+        # schema declares never pairs, so an object holding one is never unchanged and a
+        # constraint on it is not ratcheted (k8s.io/apiserver pkg/cel/common/equality.go).
+        "keptr",
+        old=root_schema(
+            {
+                "box": obj({"x": INT}, **_KEEPS),
+                "plain": obj({"x": INT}),
+                "tmpl": obj({"data": STR}, **_EMBEDDED_FLAG),
+                "typed": obj(_TYPED_RESOURCE, **_EMBEDDED_FLAG),
+            }
+        ),
+        new=root_schema(
+            {
+                "box": obj({"x": INT}, minProperties=3, **_KEEPS),
+                "plain": obj({"x": INT}, minProperties=3),
+                "tmpl": obj({"data": STR}, minProperties=4, **_EMBEDDED_FLAG),
+                "typed": obj(_TYPED_RESOURCE, minProperties=4, **_EMBEDDED_FLAG),
+            }
+        ),
+        claims=(
+            c("ratcheting-object-holding-an-unknown-field", "spec.box", {"box": {"y": 1}}, "UG208"),
+            c(
+                "ratcheting-object-that-may-hold-unknown-fields",
+                "spec.box",
+                {"box": {"x": 1}},
+                "UG208",
+            ),
+            c(
+                "ratcheting-object-without-unknown-fields",
+                "spec.plain",
+                {"plain": {"x": 1}},
+                "UG208",
+            ),
+            c(
+                "ratcheting-embedded-resource-undeclared-kind",
+                "spec.tmpl",
+                {"tmpl": {**_CONFIGMAP, "data": "d"}},
+                "UG208",
+            ),
+            c(
+                "ratcheting-embedded-resource-declared-kind",
+                "spec.typed",
+                {"typed": {**_CONFIGMAP, "data": "d"}},
+                "UG208",
+            ),
+            c(
+                "ratcheting-embedded-resource-holding-metadata",
+                "spec.typed",
+                {"typed": {**_CONFIGMAP, "metadata": {"name": "n"}}},
+                "UG208",
+            ),
+        ),
+    ),
+    Scenario(
+        # additionalProperties held a map's values: a property declared instead keeps only its
+        # own key, under its own schema.
+        "addl",
+        old=root_schema(
+            {
+                "labels": {"type": "object", "additionalProperties": STR},
+                "bag": {"type": "object", "additionalProperties": True},
+            }
+        ),
+        new=root_schema(
+            {
+                "labels": obj({"a": with_(STR, pattern="^[a-z]+$"), "b": STR}),
+                "bag": obj({"k": obj({"x": INT})}),
+            }
+        ),
+        claims=(
+            c(
+                "additional-properties-declared-prunes-other-keys",
+                "spec.labels.*",
+                {"labels": {"c": "x"}},
+                "UG201",
+            ),
+            c(
+                "additional-properties-declared-with-pattern",
+                "spec.labels.a",
+                {"labels": {"a": "ABC"}},
+                "UG211",
+            ),
+            allowed(
+                "additional-properties-declared-as-they-were",
+                "spec.labels.b",
+                {"labels": {"b": "ABC"}},
+                "UG211",
+            ),
+            c(
+                "additional-properties-true-declared-typed",
+                "spec.bag.k",
+                {"bag": {"k": 5}},
+                "UG204",
+            ),
+        ),
+        tolerate=("UG201",),  # spec.bag.*: the same pruning as spec.labels.*
+    ),
+    Scenario(
+        # An embedded resource holds apiVersion, kind and metadata whether declared or not.
+        "keptemb",
+        old=root_schema({"tmpl": obj({"data": STR}, **{"x-kubernetes-embedded-resource": True})}),
+        new=root_schema(
+            {
+                "tmpl": obj(
+                    {"data": STR, "apiVersion": STR, "kind": with_(STR, enum=["ConfigMap"])},
+                    **{"x-kubernetes-embedded-resource": True},
+                )
+            }
+        ),
+        claims=(
+            c(
+                "embedded-kind-declared-with-enum",
+                "spec.tmpl.kind",
+                {"tmpl": {"apiVersion": "v1", "kind": "Secret"}},
+                "UG207",
+            ),
+            allowed(
+                "embedded-api-version-declared-as-string",
+                "spec.tmpl.apiVersion",
+                {"tmpl": _CONFIGMAP},
+                "UG204",
+            ),
+        ),
+    ),
     Scenario(
         "ug104",
         old=None,
@@ -804,6 +1065,27 @@ JUDGEMENTS: dict[str, tuple[Verdict, Verdict, str]] = {
             "ug206-int-or-string-to-string",
         )
     },
+    **{
+        key: (Verdict.WARNING, Verdict.ERROR, _TYPE.format(code="UG204"))
+        for key in (
+            "kept-object-declared-keeping-unknown-fields-is-typed",
+            "kept-type-declared",
+            "kept-int-or-string-declared",
+            "additional-properties-true-declared-typed",
+        )
+    },
+    "ratcheting-object-that-may-hold-unknown-fields": (
+        Verdict.WARNING,
+        Verdict.ERROR,
+        "spec.box keeps unknown fields: an object holding one is never ratcheted (the row"
+        " beside), and which stored objects do is the hook's evidence to count.",
+    ),
+    "ratcheting-embedded-resource-declared-kind": (
+        Verdict.WARNING,
+        Verdict.ERROR,
+        "this object holds no metadata; one holding metadata.name, which the schema does not"
+        " declare, is never ratcheted (the row beside).",
+    ),
     "ug106-storage-moved-to-version-first-served": (Verdict.OK, Verdict.ERROR, _ROLLBACK),
     "ug212-default-changed-persisted": (Verdict.OK, Verdict.ERROR, _DEFAULT_PERSISTED),
     "ug212-default-removed-persisted": (Verdict.OK, Verdict.ERROR, _DEFAULT_PERSISTED),

@@ -49,6 +49,23 @@ REQUIRED_IN_SPEC = (
 )
 
 
+def _required_where(deep: Any = None, **extra: Any) -> tuple[Any, Any]:
+    """required added on spec.field, an object with the given keywords (and a property deep
+    of the given schema)."""
+    properties = {"a": STR} if deep is None else {"a": STR, "deep": deep}
+    node = {"type": "object", "properties": properties, **extra}
+    return field_crd(node), field_crd({**node, "required": ["a"]})
+
+
+KEEPS = {"x-kubernetes-preserve-unknown-fields": True}
+MAP_LIST_OF_KEPT = {
+    "type": "array",
+    "x-kubernetes-list-type": "map",
+    "x-kubernetes-list-map-keys": ["k"],
+    "items": {"type": "object", "properties": {"k": STR}, "required": ["k"], **KEEPS},
+}
+
+
 def severity(pair: tuple[Any, Any], **kwargs: Any) -> Severity:
     (finding,) = compare(*pair, **kwargs).findings
     return finding.severity
@@ -88,6 +105,48 @@ def severity(pair: tuple[Any, Any], **kwargs: Any) -> Severity:
 )
 def test_ratcheting_by_cluster_version(pair: Any, kube: Any, expected: Severity) -> None:
     assert severity(pair, kube_version=kube) is expected
+
+
+@pytest.mark.parametrize(
+    ("pair", "expected"),
+    [
+        pytest.param(_required_where(), Severity.WARNING, id="declared fields only: ratcheted"),
+        pytest.param(
+            _required_where(**KEEPS), Severity.ERROR, id="keeps unknown fields: never unchanged"
+        ),
+        pytest.param(
+            _required_where(additionalProperties=True),
+            Severity.ERROR,
+            id="additionalProperties true: its keys have no schema, never unchanged",
+        ),
+        pytest.param(
+            _required_where(**{"x-kubernetes-embedded-resource": True}),
+            Severity.ERROR,
+            id="embedded resource: its metadata fields have no schema, never unchanged",
+        ),
+        pytest.param(
+            _required_where(deep={"type": "object", "properties": {"x": STR}, **KEEPS}),
+            Severity.ERROR,
+            id="unknown fields kept deeper: never unchanged",
+        ),
+        pytest.param(
+            _required_where(
+                deep={"type": "array", "items": {"type": "object", **KEEPS}},
+            ),
+            Severity.WARNING,
+            id="unknown fields in items of an atomic list: the list compares whole, ratcheted",
+        ),
+        pytest.param(
+            _required_where(deep=MAP_LIST_OF_KEPT),
+            Severity.ERROR,
+            id="unknown fields in items of a map list: items pair by key, never unchanged",
+        ),
+    ],
+)
+def test_ratcheting_needs_every_field_paired(pair: Any, expected: Severity) -> None:
+    """The apiserver pairs old and new values field by field through the schema; a field no
+    schema declares does not pair, so its object never counts as unchanged."""
+    assert severity(pair, kube_version=(1, 35)) is expected
 
 
 def test_ratcheted_finding_says_why() -> None:
