@@ -128,6 +128,38 @@ def test_the_docs_show_the_rbac_the_example_chart_renders(helm: ToolRunner) -> N
     assert cluster_role_rules(helm, EXAMPLE / "1.0.0", *NO_POLICY) == rendered
 
 
+def hook_args(helm: ToolRunner, chart: Path, *values: str) -> list[str]:
+    rendered = helm("template", "rel", str(chart), "--show-only", "templates/upgrade-guard.yaml",
+                    *values)  # fmt: skip
+    assert rendered.returncode == 0, show(rendered)
+    job = next(d for d in yaml.safe_load_all(rendered.stdout) if d and d["kind"] == "Job")
+    return list(job["spec"]["template"]["spec"]["containers"][0]["args"])
+
+
+def test_several_controller_images_each_reach_the_hook_under_their_slot(
+    helm: ToolRunner, tmp_path: Path
+) -> None:
+    """controllerImages passes every image, each as SLOT=IMAGE; controllerImage alone is the
+    slot `image` (the example chart's include, unchanged)."""
+    single = hook_args(helm, EXAMPLE / "3.0.0")
+    assert "--controller-image=image=example.com/backup-operator:3.0.0" in single
+    chart = tmp_path / "several"
+    shutil.copytree(EXAMPLE / "3.0.0", chart, symlinks=True)
+    (chart / "charts" / "upgrade-guard").unlink()
+    (chart / "charts" / "upgrade-guard").symlink_to(SNIPPETS / "upgrade-guard")
+    (chart / "templates" / "upgrade-guard.yaml").write_text(
+        '{{ include "upgrade-guard.hook" (dict "root" . "controllerImages" (dict\n'
+        '     "image" (include "example-operator.image" .)\n'
+        '     "webhook.image" (printf "example.com/webhook:%s" .Values.webhookTag))) }}\n'
+    )
+    args = hook_args(helm, chart, "--set", "webhookTag=2.0.0")
+    images = [a for a in args if a.startswith("--controller-image=")]
+    assert images == [
+        "--controller-image=image=example.com/backup-operator:3.0.0",
+        "--controller-image=webhook.image=example.com/webhook:2.0.0",
+    ]
+
+
 def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
     cluster: Cluster,
     namespace: str,

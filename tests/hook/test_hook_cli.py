@@ -71,3 +71,28 @@ def test_the_policy_sets_the_hook_checks_severity(
     assert done.returncode == exit_code, done.stdout + done.stderr
     if severity == "error":
         assert "UG602" in done.stdout
+
+
+def test_several_controller_images_each_its_slot(tmp_path: Path) -> None:
+    """Every slot's image is checked before any cluster read: the stale webhook refuses
+    (exit 1) naming its slot and the command that pins the paired tag; a slot given twice is
+    bad input."""
+    crds = Path(__file__).parents[2] / "chart-snippets" / "example-operator" / "crds" / "2.0.0"
+    table = tmp_path / "images.yaml"
+    table.write_text(
+        'images: {"1.0.0": {controller-state-version: 2}, "2.0.0": {controller-state-version: 3}}\n'
+    )
+    common = ("--crds", str(crds), "--counter", "controller-state-version=3",
+              "--image-table", str(table))  # fmt: skip
+    done, log = hook(tmp_path, *common, "--controller-image", "image=op:2.0.0",
+                     "--controller-image", "webhook.image=hook:1.0.0")  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (
+        "UG602 image-mismatch (all CRDs): webhook.image: the values deploy hook:1.0.0"
+        in done.stdout
+    )
+    assert "--set webhook.image.tag=2.0.0" in done.stdout
+    assert "UG602 (all CRDs)" in log
+    twice, _ = hook(tmp_path, *common, "--controller-image", "op:2.0.0",
+                    "--controller-image", "image=op:1.0.0")  # fmt: skip
+    assert twice.returncode == 2 and "each slot once" in twice.stderr, twice.stderr

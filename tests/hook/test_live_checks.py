@@ -14,6 +14,7 @@ from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding
 from upgrade_guard.judging import Changes, Placed, judge
 from upgrade_guard.policy import DEFAULT_POLICY, Policy, PolicyError, parse_policy
+from upgrade_guard.report import hook as hook_report
 
 TABLE = live.parse_image_table(
     {
@@ -61,11 +62,80 @@ PAIRING = [
     ("image", "counters", "refused"), [p[1:] for p in PAIRING], ids=[p[0] for p in PAIRING]
 )
 def test_pairing(image: str, counters: dict[str, int], refused: str | None) -> None:
-    facts = live.LiveFacts(counters, image, TABLE)
+    facts = live.LiveFacts(counters, {"image": image}, TABLE)
     found = judged(live.pairing_changes(facts, DEFAULT_POLICY), DEFAULT_POLICY)
     assert [f.code for f in found] == ([refused] if refused else [])
     if refused == "UG602":
         assert "goes with image 2.0.0 or 2.0.1" in found[0].message
+
+
+CERT_MANAGER = live.parse_image_table(
+    {
+        "images": {
+            "v1.18.0": {"controller-state-version": 1},
+            "v1.19.0": {"controller-state-version": 2},
+            "sha256:" + "c" * 64: {"controller-state-version": 2},
+        }
+    },
+    "upgrade-guard/images.yaml",
+)
+SLOTS = {
+    "image": "quay.io/jetstack/cert-manager-controller:v1.19.0",
+    "webhook.image": "quay.io/jetstack/cert-manager-webhook:v1.19.0",
+    "cainjector.image": "quay.io/jetstack/cert-manager-cainjector:v1.19.0",
+}
+V19 = {"controller-state-version": 2}
+
+
+def _several(slots: dict[str, str]) -> list[Finding]:
+    facts = live.LiveFacts(V19, slots, CERT_MANAGER)
+    return judged(live.pairing_changes(facts, DEFAULT_POLICY), DEFAULT_POLICY)
+
+
+SEVERAL = [
+    # (id, slots changed from SLOTS, [(code, slot)] refused, the way out's setting)
+    ("every image paired", {}, [], None),
+    ("the webhook's old tag pinned", {"webhook.image": "jetstack/webhook:v1.18.0"},
+     [("UG602", "webhook.image")], "--reuse-values --set webhook.image.tag=v1.19.0 "),
+    ("a digest pinned: the paired digest", {"image": "jetstack/controller@sha256:" + "d" * 64},
+     [("UG601", "image")], "--set image.digest=sha256:" + "c" * 64),
+    ("old tag and digest pinned", {"image": "c:v1.18.0@sha256:" + "d" * 64},
+     [("UG602", "image")], "--set image.digest=sha256:" + "c" * 64),
+    ("two slots wrong, each its own", {"image": "c:v1.18.0", "cainjector.image": "i:dev"},
+     [("UG601", "cainjector.image"), ("UG602", "image")], "--set cainjector.image.tag=v1.19.0 "),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("changed", "refused", "setting"), [c[1:] for c in SEVERAL], ids=[c[0] for c in SEVERAL]
+)
+def test_several_controller_images_each_checked_and_named(
+    changed: dict[str, str], refused: list[tuple[str, str]], setting: str | None
+) -> None:
+    found = _several({**SLOTS, **changed})
+    assert [(f.code, f.message.split(":", 1)[0]) for f in found] == refused
+    for finding, (_, slot) in zip(found, refused, strict=True):
+        image = {**SLOTS, **changed}[slot]
+        assert finding.message.startswith(f"{slot}: the values deploy {image}")
+    if setting:
+        assert any(setting in hook_report.way_out(f) for f in found), found
+
+
+def test_a_pinned_tag_is_never_told_to_reset_then_reuse_alone() -> None:
+    """--reset-then-reuse-values keeps a tag the admin set, so it is not the way out: the
+    way out sets the tag the table pairs with this chart, which wins over either."""
+    (finding,) = _several({**SLOTS, "image": "quay.io/jetstack/cert-manager-controller:v1.18.0"})
+    way_out = hook_report.way_out(finding)
+    assert way_out.startswith("helm upgrade RELEASE CHART --reuse-values --set image.tag=v1.19.0 ")
+    assert "--reset-then-reuse-values alone keeps an image you set" in way_out
+
+
+def test_no_paired_image_in_the_table_says_so() -> None:
+    facts = live.LiveFacts({"controller-state-version": 9}, {"image": "c:v1.19.0"}, CERT_MANAGER)
+    (finding,) = judged(live.pairing_changes(facts, DEFAULT_POLICY), DEFAULT_POLICY)
+    assert finding.code == "UG602"
+    assert "no image in the chart's table compiles controller-state-version 9" in finding.message
+    assert "--set" not in hook_report.way_out(finding)
 
 
 def test_a_counter_marked_paired_is_checked_too() -> None:
@@ -74,11 +144,13 @@ def test_a_counter_marked_paired_is_checked_too() -> None:
     )
     table = live.parse_image_table({"images": {"2.0.0": {"webhook": 1}}}, "t")
     found = judged(
-        live.pairing_changes(live.LiveFacts({"webhook": 2}, "op:2.0.0", table), policy), policy
+        live.pairing_changes(live.LiveFacts({"webhook": 2}, {"image": "op:2.0.0"}, table), policy),
+        policy,
     )
     assert [f.code for f in found] == ["UG602"]
     found = judged(
-        live.pairing_changes(live.LiveFacts({"webhook": 1}, "op:2.0.0", table), policy), policy
+        live.pairing_changes(live.LiveFacts({"webhook": 1}, {"image": "op:2.0.0"}, table), policy),
+        policy,
     )
     assert found == []
 
@@ -135,11 +207,11 @@ def test_state_written_by_a_newer_release() -> None:
         live.WrittenState(2, "widgets.example.com ns/b (status.stateVersion)"),
     ]
     found = judged(
-        live.state_changes(live.LiveFacts({"controller-state-version": 2}, None, None, written))
+        live.state_changes(live.LiveFacts({"controller-state-version": 2}, {}, None, written))
     )
     assert [f.code for f in found] == ["UG605"]
     assert "ns/a" in found[0].message and "ns/b" not in found[0].message
-    same = live.state_changes(live.LiveFacts({"controller-state-version": 3}, None, None, written))
+    same = live.state_changes(live.LiveFacts({"controller-state-version": 3}, {}, None, written))
     assert same == []
 
 

@@ -5,6 +5,14 @@ chart's Deployment runs, rendered from the same values expression:
 
   {{ include "upgrade-guard.hook" (dict "root" . "controllerImage" (include "mychart.image" .)) }}
 
+or, for several controller images (one Deployment each), each under its slot: the values
+key that sets it, so a way out can name `--set SLOT.tag=...` (controllerImage is the slot
+`image`):
+
+  {{ include "upgrade-guard.hook" (dict "root" . "controllerImages" (dict
+       "image" (include "mychart.image" .)
+       "webhook.image" (include "mychart.webhookImage" .))) }}
+
 The operator chart's files carry the CRD bundle (`upgrade-guard pack`), the image table
 and, optionally, the policy. Every object also carries Argo CD's hook annotations: Argo CD
 ignores Helm's once an object has any of its own.
@@ -12,7 +20,9 @@ ignores Helm's once an object has any of its own.
 {{- define "upgrade-guard.hook" -}}
 {{- $root := .root -}}
 {{- $v := index $root.Values "upgrade-guard" -}}
-{{- $controllerImage := required "upgrade-guard.hook: pass controllerImage, rendered as the controller Deployment renders its image" .controllerImage -}}
+{{- $controllerImages := .controllerImages | default dict -}}
+{{- if .controllerImage }}{{ $controllerImages = merge (dict "image" .controllerImage) $controllerImages }}{{ end -}}
+{{- if not $controllerImages }}{{ fail "upgrade-guard.hook: pass controllerImage (or controllerImages, SLOT: image), rendered as the controller Deployments render their images" }}{{ end -}}
 {{- $name := printf "%s-upgrade-guard" $root.Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- $crds := $root.Files.Get $v.files.crds -}}
 {{- if not $crds }}{{ fail (printf "upgrade-guard: chart file %s is missing: run `upgrade-guard pack CRD_DIR %s`" $v.files.crds $v.files.crds) }}{{ end -}}
@@ -122,7 +132,9 @@ spec:
             - hook
             - --phase={{ if $root.Release.IsInstall }}pre-install{{ else }}pre-upgrade{{ end }}
             - --crds=/etc/upgrade-guard/crds.json.gz
-            - --controller-image={{ $controllerImage }}
+            {{- range $slot, $image := $controllerImages }}
+            - --controller-image={{ $slot }}={{ $image }}
+            {{- end }}
             - --image-table=/etc/upgrade-guard/images.yaml
             {{- if $policy }}
             - --policy=/etc/upgrade-guard/policy.yaml

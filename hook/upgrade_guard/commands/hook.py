@@ -79,6 +79,20 @@ def _chart_counters(
     return counters
 
 
+def _controller_images(given: list[str]) -> dict[str, str]:
+    """``SLOT=IMAGE`` or ``IMAGE`` (slot ``image``) -> {slot: image}; a slot once."""
+    images: dict[str, str] = {}
+    for item in given:
+        slot, _, image = item.rpartition("=")
+        slot = slot or live.DEFAULT_SLOT
+        if not image.strip() or slot in images:
+            raise options.UsageProblem(
+                f"--controller-image {item}: expected SLOT=IMAGE or IMAGE, each slot once"
+            )
+        images[slot] = image
+    return images
+
+
 def _cannot_decide(code: ExitCode, message: str, fail_open: bool, log: TerminationLog) -> NoReturn:
     if fail_open:
         warning = (
@@ -120,7 +134,11 @@ def hook(
     ),
     counter: options.CounterOption = None,
     controller_image: Annotated[
-        str | None, typer.Option(help="The controller image these values deploy.")
+        list[str] | None,
+        typer.Option(
+            help="A controller image these values deploy, as SLOT=IMAGE (SLOT: the values key"
+            " that sets it, e.g. webhook.image) or IMAGE (slot `image`); once per image."
+        ),
     ] = None,
     image_table: Annotated[
         str | None, typer.Option(help="The chart's table: image tag or digest -> counters.")
@@ -168,7 +186,7 @@ def hook(
             raise options.UsageProblem("--timeout must be positive")
         facts = live.LiveFacts(
             chart_counters=_chart_counters(options.counter_options(counter, chosen), chart, chosen),
-            controller_image=controller_image,
+            controller_images=_controller_images(controller_image or []),
             image_table=read_image_table(image_table) if image_table else None,
         )
     except (LoadError, PolicyError, options.UsageProblem) as error:

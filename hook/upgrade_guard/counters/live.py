@@ -3,9 +3,10 @@
 Pure: the live side arrives already read. Three contracts, each refusal a change the one
 judge (``judging``) makes a finding of:
 
-- chart and image belong together: the counters the chart declares as paired with the
-  controller image (``controller-state-version`` always) equal those the image that the
-  release's values deploy is known to compile, by the chart's own image table;
+- chart and images belong together: the counters the chart declares as paired with its
+  controller images (``controller-state-version`` always) equal those each image that the
+  release's values deploy is known to compile, by the chart's own image table (one table,
+  keyed by tag or digest, for every slot: the controller, a webhook, a cainjector, ...);
 - the schema version does not go below the live CRDs' (a rollback below the written schema),
   and equal versions mean equal specs;
 - no state in the cluster was written at a newer controller-state version than this release
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from upgrade_guard.counters.history import annotations_of, stamped_number
@@ -120,20 +121,31 @@ class WrittenState:
     holder: str
 
 
+# The slot of an image passed without a name: the chart's `image` values.
+DEFAULT_SLOT = "image"
+
+
 @dataclass(frozen=True)
 class LiveFacts:
-    """What the hook read besides the CRDs themselves."""
+    """What the hook read besides the CRDs themselves. ``controller_images``: each slot (the
+    values key that sets that image, ``image``, ``webhook.image``, ...) and the image the
+    release's values deploy there."""
 
     chart_counters: Mapping[str, int]
-    controller_image: str | None = None
+    controller_images: Mapping[str, str] = field(default_factory=dict)
     image_table: ImageTable | None = None
     written_state: Sequence[WrittenState] = ()
 
 
 def _finding(
-    rule: HookCheck, message: str, crd: str = ALL_CRDS, old: Any = None, new: Any = None
+    rule: HookCheck,
+    message: str,
+    crd: str = ALL_CRDS,
+    old: Any = None,
+    new: Any = None,
+    notes: tuple[str, ...] = (),
 ) -> Placed:
-    return Placed(rule, crd, None, None, Change(None, message, old, new))
+    return Placed(rule, crd, None, None, Change(None, message, old, new, notes=notes))
 
 
 def _listed(names: Sequence[str]) -> str:
@@ -147,11 +159,20 @@ def paired_counters(policy: Policy) -> tuple[str, ...]:
 
 
 def pairing_changes(facts: LiveFacts, policy: Policy) -> list[Placed]:
-    """The image the values deploy against the counters the chart declares."""
+    """Each image the values deploy against the counters the chart declares."""
     wanted = {n: v for n in paired_counters(policy) if (v := facts.chart_counters.get(n))}
-    if facts.controller_image is None or facts.image_table is None or not wanted:
+    if facts.image_table is None or not wanted:
         return []
-    image, table = facts.controller_image, facts.image_table
+    changes = (
+        _slot_change(slot, image, facts.image_table, wanted)
+        for slot, image in sorted(facts.controller_images.items())
+    )
+    return [change for change in changes if change is not None]
+
+
+def _slot_change(
+    slot: str, image: str, table: ImageTable, wanted: Mapping[str, int]
+) -> Placed | None:
     goes_with = table.keys_with(wanted)
     needed = ", ".join(f"{name} {value}" for name, value in sorted(wanted.items()))
     hint = (
@@ -161,27 +182,55 @@ def pairing_changes(facts: LiveFacts, policy: Policy) -> list[Placed]:
     )
     entry = table.entry_for(image)
     if entry is None:
-        return [
-            _finding(
-                image_unknown.RULE,
-                f"the values deploy {image}, which the chart's image table ({table.source})"
-                f" does not list; {hint}",
-                new=image,
-            )
-        ]
+        return _finding(
+            image_unknown.RULE,
+            f"{slot}: the values deploy {image}, which the chart's image table"
+            f" ({table.source}) does not list; {hint}",
+            new=image,
+            notes=(_pin(slot, image, goes_with, needed), f"author: add {image} to {table.source}"),
+        )
     key, compiled = entry
     wrong = {n: compiled.get(n) for n, v in wanted.items() if compiled.get(n) != v}
     if not wrong:
-        return []
+        return None
     has = ", ".join(f"{n} {v if v is not None else 'none'}" for n, v in sorted(wrong.items()))
-    return [
-        _finding(
-            image_mismatch.RULE,
-            f"the values deploy {image} ({key}: {has}), but {hint}",
-            old=dict(compiled),
-            new=wanted,
+    return _finding(
+        image_mismatch.RULE,
+        f"{slot}: the values deploy {image} ({key}: {has}), but {hint}",
+        old=dict(compiled),
+        new=dict(wanted),
+        notes=(
+            _pin(slot, image, goes_with, needed),
+            f"author: pair the chart's counters with the images it deploys in {table.source}",
+        ),
+    )
+
+
+def _pin(slot: str, image: str, goes_with: Sequence[str], needed: str) -> str:
+    """The admin's way out: a command that deploys the paired image whatever kept the old one.
+    ``--reuse-values`` keeps the old chart's default, and a tag the admin pinned survives
+    ``--reset-then-reuse-values`` too; ``--set SLOT.tag`` wins over both. A digest in the
+    values wins over any tag, so it is set (or emptied) as well."""
+    tags = [key for key in goes_with if not key.startswith("sha256:")]
+    digests = [key for key in goes_with if key.startswith("sha256:")]
+    pinned_digest = bool(image_keys(image)[0].startswith("sha256:"))
+    if digests and (pinned_digest or not tags):
+        setting = f"--set {slot}.digest={digests[0]}"
+    elif tags:
+        setting = f"--set {slot}.tag={tags[0]}" + (
+            f" --set {slot}.digest=" if pinned_digest else ""
         )
-    ]
+    else:
+        return (
+            f"way out: no image in the chart's table compiles {needed}: keep the release that"
+            f" goes with {image}, or ask the chart's authors for the image"
+        )
+    return (
+        f"way out: helm upgrade RELEASE CHART --reuse-values {setting} (deploys the image that"
+        " goes with this chart whether --reuse-values or your own setting kept the old one;"
+        " --reset-then-reuse-values alone keeps an image you set: `helm get values RELEASE`"
+        " shows them), or install the chart that goes with the deployed image"
+    )
 
 
 def schema_changes(

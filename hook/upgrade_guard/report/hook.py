@@ -53,7 +53,10 @@ _WAYS_OUT = {
 
 
 def way_out(finding: Finding) -> str:
-    return _WAYS_OUT.get(finding.code, _DECLARE)
+    """The finding's own way out (worked out from its facts, e.g. the image slot and the tag
+    the chart pairs with), else its rule's."""
+    own = [note.removeprefix("way out: ") for note in finding.notes if note.startswith("way out: ")]
+    return own[0] if own else _WAYS_OUT.get(finding.code, _DECLARE)
 
 
 def _where(finding: Finding) -> str:

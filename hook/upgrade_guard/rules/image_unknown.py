@@ -1,13 +1,14 @@
 """UG601 image-unknown
 
-What it flags: the values deploy a controller image (`--controller-image`) whose digest and
-tag the chart's image table (`--image-table`) does not list.
+What it flags: the values deploy a controller image (`--controller-image SLOT=IMAGE`, one
+per slot) whose digest and tag the chart's image table (`--image-table`) does not list.
 
 Why it matters: the guard cannot tell which counters that image compiles, so it cannot tell
 whether it reads what this chart's CRDs and stored state hold. It fails closed.
 
-Allowed: an image listed in the table; add a new image's tag or digest to the chart's table
-when it is released.
+Allowed: an image listed in the table. Way out now: deploy the image the chart's table
+pairs with this chart (`--set SLOT.tag=TAG`, as the message says). Chart author: add each
+new image's tag or digest to the chart's table when it is released.
 """
 
 from __future__ import annotations
