@@ -16,7 +16,7 @@ import pytest
 import yaml
 
 from testenv import GUARD_IMAGE, JSON, Cluster, Image, JobRunner, KubeError, ToolRunner
-from upgrade_guard.load.bundle import BUNDLE_LIMIT
+from upgrade_guard.write.bundle import BUNDLE_LIMIT
 
 REPO = Path(__file__).resolve().parents[2]
 SNIPPETS = REPO / "chart-snippets"

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from testenv import Binaries
-from upgrade_guard.load import stamp as stamping
+from upgrade_guard.write import stamp as stamping
 
 TEMPLATE = """\
 # START crd {{- if .Values.crds.enabled }}

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from history_kit import GitRepo, codes, gadget, widget
 
-from upgrade_guard.load import stamp as stamping
+from upgrade_guard.write import stamp as stamping
 
 CHANGED = {"size": {"type": "string"}, "color": {"type": "string"}}  # safe, but a change
 

@@ -15,8 +15,8 @@ import yaml
 from corpus import require_corpus
 from crd_builders import NAME, compare, crd, obj, spec_schema, version
 from upgrade_guard.findings import Outcome
-from upgrade_guard.load.policy_file import append_declared_breaks
 from upgrade_guard.policy import PolicyError, declared_break_entries, parse_policy
+from upgrade_guard.write.declared_breaks import append_declared_breaks
 
 STR = {"type": "string"}
 LONG = {"type": "string", "minLength": 1}

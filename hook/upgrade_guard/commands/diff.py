@@ -13,9 +13,10 @@ from upgrade_guard.commands import options
 from upgrade_guard.counters import history
 from upgrade_guard.findings import Outcome
 from upgrade_guard.judging import Context, judge
-from upgrade_guard.load import locations, policy_file
+from upgrade_guard.load import locations
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.policy import declared_break_entries
+from upgrade_guard.write import declared_breaks
 
 
 def _declare_breaks(outcome: Outcome, policy: str | None) -> None:
@@ -23,8 +24,8 @@ def _declare_breaks(outcome: Outcome, policy: str | None) -> None:
     if not entries:
         typer.echo("upgrade-guard: nothing to declare: no finding refuses", err=True)
         return
-    target = policy_file.policy_to_edit(policy, Path.cwd())
-    policy_file.append_declared_breaks(target, entries)
+    target = declared_breaks.policy_to_edit(policy, Path.cwd())
+    declared_breaks.append_declared_breaks(target, entries)
     covered = sum(count for count, _ in entries)
     typer.echo(
         f"upgrade-guard: wrote {len(entries)} declared breaks ({covered} findings) to {target};"

@@ -10,9 +10,9 @@ import typer
 
 from upgrade_guard.commands import options
 from upgrade_guard.findings import ExitCode
-from upgrade_guard.load import bundle
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, load_documents
+from upgrade_guard.write import bundle
 
 
 @options.guarded

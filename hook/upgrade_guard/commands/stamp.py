@@ -16,7 +16,6 @@ from upgrade_guard.counters.history import next_schema_version, stamped_number
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import ExitCode
 from upgrade_guard.load import git_tree
-from upgrade_guard.load import stamp as stamping
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import (
     DEFAULT_MAX_BYTES,
@@ -26,6 +25,7 @@ from upgrade_guard.load.documents import (
     read_inputs,
 )
 from upgrade_guard.policy import SCHEMA_DIGEST, SCHEMA_VERSION, Policy
+from upgrade_guard.write import stamp as stamping
 
 
 @dataclass(frozen=True)
