@@ -18,6 +18,11 @@ from upgrade_guard.crd import Crd
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
 ENUM = {"mode": {**STRING, "enum": ["Full"]}}
+_KEEPS = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+KEPT = {"bag": _KEEPS}
+KEPT_DECLARED = {
+    "bag": {**_KEEPS, "properties": {"foo": {"type": "object", "properties": {"a": STRING}}}}
+}
 
 
 def store(cluster: Cluster, namespace: str, crd: dict[str, Any], specs: dict[str, Any]) -> None:
@@ -61,6 +66,17 @@ def setup(cluster: Cluster, namespace: str, live: Any, chart: Any, specs: dict[s
             {"mode": STRING, "legacy": STRING}, {"mode": STRING}, {"a": {"mode": "x"}}, 0,
             "evidence: no stored object affected (1 checked)",
             id="pruned-not-affected",
+        ),
+        pytest.param(
+            KEPT, KEPT_DECLARED,
+            {"a": {"bag": {"foo": {"a": "x", "b": "SecretValue"}}}, "b": {"bag": {"foo": {}}}},
+            1, "evidence: 1 of 2 widgets affected: {ns}/a; they read back changed",
+            id="declared-where-kept-prunes-confirmed",
+        ),
+        pytest.param(
+            KEPT, KEPT_DECLARED, {"b": {"bag": {"foo": {"a": "x"}}}}, 0,
+            "evidence: no stored object affected (1 checked)",
+            id="declared-where-kept-not-affected",
         ),
     ],
 )  # fmt: skip

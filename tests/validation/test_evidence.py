@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from upgrade_guard import engine
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Outcome, Severity
 from upgrade_guard.validation import evidence, judge
@@ -188,3 +189,85 @@ def test_objects_failing_where_no_finding_points_are_reported() -> None:
     assert result.notes[-1] == (
         "evidence: also 1 things would fail their next update where no finding points: ns/a"
     )
+
+
+class _Stored:
+    """Every stored object of a CRD, listed whole."""
+
+    def __init__(self, objects: list[dict[str, Any]]) -> None:
+        self.objects = objects
+        self.complete = True
+        self.problem: str | None = None
+
+    def __iter__(self) -> Any:
+        return iter(self.objects)
+
+
+def test_fields_declared_where_unknown_fields_were_kept_are_judged_by_the_stored_objects() -> None:
+    """Issue 22 §1: each declaration under a node that kept unknown fields is a data finding,
+    confirmed by the objects that hold what it no longer accepts and cleared where none do;
+    findings at one path each count only their own harm (what is refused, what reads back
+    changed)."""
+    keeps = {"x-kubernetes-preserve-unknown-fields": True}
+    loose = {**keeps, "nullable": True}
+
+    def crd(spec: dict[str, Any]) -> Crd:
+        root = {"type": "object", "properties": {"spec": {"type": "object", **keeps, **spec}}}
+        return Crd(
+            {
+                "metadata": {"name": "things.g.io"},
+                "spec": {
+                    "group": "g.io",
+                    "names": {"plural": "things", "kind": "Thing"},
+                    "scope": "Namespaced",
+                    "versions": [
+                        {"name": "v1", "served": True, "storage": True,
+                         "schema": {"openAPIV3Schema": root}},
+                    ],
+                },
+            }
+        )  # fmt: skip
+
+    old = crd({})
+    new = crd(
+        {
+            "properties": {
+                "foo": {"type": "object", "properties": {"a": STR}},
+                "num": {"type": "integer", "nullable": True},
+                "mode": {**loose, "default": "fast"},
+                "color": {**loose, "enum": ["red"]},
+            }
+        }
+    )
+    stored = [
+        obj("pruned", {"foo": {"a": "x", "b": "y"}, "mode": "m"}),
+        obj("null", {"foo": None, "mode": "m"}),
+        obj("typed", {"num": "eight", "mode": "m"}),
+        obj("bare", {"color": "red"}),
+    ]
+    outcome = engine.compare_crds({"things.g.io": old}, {"things.g.io": new})
+    found = evidence.with_evidence(
+        outcome,
+        {"things.g.io": new},
+        {"things.g.io": old},
+        (1, 35),
+        strict=False,
+        list_stored=lambda crds: iter([_Stored(stored) for _ in crds]),
+    )
+    said = {(f.code, f.path): (f.severity, f.notes[-1]) for f in found.findings}
+    affected = "evidence: {} of 4 things affected: {}"
+    assert said == {
+        ("UG204", "spec.foo"): (Severity.WARNING,
+                                "evidence: no stored object affected (4 checked)"),
+        ("UG205", "spec.foo"): (Severity.ERROR, affected.format(2, "ns/pruned, ns/null")
+                                + "; they read back changed"),
+        ("UG216", "spec.foo"): (Severity.ERROR, affected.format(2, "ns/pruned, ns/null")
+                                + "; they read back changed"),
+        ("UG204", "spec.num"): (Severity.ERROR, affected.format(1, "ns/typed")
+                                + "; refused on CREATE and on any change of spec.num;"
+                                " other updates pass by ratcheting"),
+        ("UG212", "spec.mode"): (Severity.ERROR, affected.format(1, "ns/bare")
+                                 + "; they read back changed"),
+        ("UG207", "spec.color"): (Severity.WARNING,
+                                  "evidence: no stored object affected (4 checked)"),
+    }  # fmt: skip

@@ -41,6 +41,10 @@ DATA_RULES = frozenset(
         *("UG210", "UG211", "UG212", "UG213", "UG214", "UG216", "UG217", "UG218", "UG219"),
     }
 )
+# Rules whose harm is what objects read back (pruned, nulls dropped, defaulted), never a
+# refusal; the other data rules are refusals, except an embedded resource turned on, both.
+READ_BACK_RULES = frozenset({"UG201", "UG205", "UG212", "UG216", "UG219"})
+_BOTH = frozenset({"UG217"})
 NAMES_SHOWN = 3
 _SEGMENT = re.compile(r'\[\]|\*|\["(?:[^"\\]|\\.)*"\]|[^.\[\]]+')
 
@@ -137,7 +141,11 @@ class VersionEvidence:
             tally.not_evaluated.update(
                 rule for where, rule in unevaluated.items() if _within(where, target)
             )
-            hit = any(_within(where, target) for where in created | read)
+            if finding.code in READ_BACK_RULES:
+                hurt = read
+            else:
+                hurt = created | read if finding.code in _BOTH else created
+            hit = any(_within(where, target) for where in hurt)
             if not hit:
                 continue
             tally.affected += 1
@@ -174,7 +182,7 @@ def classify(
             what += (
                 f"; refused on CREATE and on any change of {_revalidated_on_change(finding)};"
                 " other updates pass by ratcheting"
-                if finding.code not in ("UG201", "UG212", "UG216", "UG219")
+                if finding.code not in READ_BACK_RULES
                 else "; they read back changed"
             )
         severity = finding.severity
