@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "verify-lifecycle": ("verify_lifecycle", "verify_lifecycle_command"),
     "hook": ("hook", "hook"),
     "pack": ("pack", "pack"),
+    "schema": ("schema", "schema"),
 }
 SETTINGS: dict[str, Any] = dict(
     add_completion=False,

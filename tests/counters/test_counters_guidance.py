@@ -36,7 +36,7 @@ def test_stamp_check_after_a_spec_change_names_bump_and_bump_satisfies_history(
     assert run_hint(repo, check.stdout) == "upgrade-guard stamp crds --bump"
     code, report = repo.verify()
     assert code == 0, report["findings"]
-    assert report["schema"]["candidate_version"] == 4
+    assert report["history"]["schema"]["candidate_version"] == 4
 
 
 def test_bump_keeps_the_version_when_nothing_changed(repo: GitRepo) -> None:
@@ -96,7 +96,7 @@ def test_a_regenerated_set_is_one_finding_with_the_fixing_command(repo: GitRepo)
     assert "sha256:" not in own[0]["message"]
     run_hint(repo, own[0]["message"])
     code, report = repo.verify()
-    assert code == 0 and report["schema"]["candidate_version"] == 5
+    assert code == 0 and report["history"]["schema"]["candidate_version"] == 5
 
 
 @pytest.mark.parametrize(

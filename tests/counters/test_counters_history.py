@@ -33,10 +33,13 @@ def test_explicit_baseline_compares_the_working_tree_with_the_ref(repo: GitRepo)
     repo.stamp(3)
     code, report = repo.verify("--baseline-ref", "v1.0.0")
     assert code == 0, report
-    assert report["baseline"] == "v1.0.0"
-    assert report["candidate"] == "working tree"
-    assert report["source"].startswith("explicit")
-    assert (report["schema"]["baseline_version"], report["schema"]["candidate_version"]) == (1, 3)
+    assert report["history"]["baseline"] == "v1.0.0"
+    assert report["history"]["candidate"] == "working tree"
+    assert report["history"]["source"].startswith("explicit")
+    assert (
+        report["history"]["schema"]["baseline_version"],
+        report["history"]["schema"]["candidate_version"],
+    ) == (1, 3)
 
 
 def test_dirty_tree_is_compared_with_head_and_says_so(repo: GitRepo) -> None:
@@ -57,12 +60,12 @@ def test_clean_tree_is_head_against_its_parent_and_says_so(repo: GitRepo) -> Non
     repo.release(widget(**SIZE_AND_COLOR), schema_version=2)
     code, report = repo.verify()
     assert code == 0, report
-    assert (report["baseline"], report["candidate"]) == ("HEAD^", "HEAD")
-    assert "is clean, so HEAD against HEAD^" in report["source"]
+    assert (report["history"]["baseline"], report["history"]["candidate"]) == ("HEAD^", "HEAD")
+    assert "is clean, so HEAD against HEAD^" in report["history"]["source"]
     # A change elsewhere in the repository does not make crds/ dirty.
     repo.write("README.md", "hello\n")
     code, report = repo.verify()
-    assert report["baseline"] == "HEAD^"
+    assert report["history"]["baseline"] == "HEAD^"
 
 
 def test_clean_tree_judges_the_last_commit_not_the_one_before(repo: GitRepo) -> None:
@@ -103,7 +106,7 @@ def test_baseline_ref_from_the_environment(repo: GitRepo) -> None:
     repo.release(widget(), schema_version=1, tag="base")
     repo.release(widget(**SIZE_AND_COLOR), schema_version=2)
     code, report = repo.verify(env={"UPGRADE_GUARD_BASELINE_REF": "base"})
-    assert code == 0 and report["baseline"] == "base"
+    assert code == 0 and report["history"]["baseline"] == "base"
 
 
 def test_an_unknown_ref_is_bad_input_naming_it(repo: GitRepo) -> None:
@@ -130,8 +133,8 @@ def test_bootstrap_from_an_empty_baseline_starts_at_one(repo: GitRepo) -> None:
     repo.release(widget(), schema_version=1)
     code, report = repo.verify()
     assert code == 0, report
-    assert report["schema"]["first_adoption"] is True
-    assert report["schema"]["changes"] == ["widgets.example.com added"]
+    assert report["history"]["schema"]["first_adoption"] is True
+    assert report["history"]["schema"]["changes"] == ["widgets.example.com added"]
 
 
 def test_bootstrap_from_an_empty_baseline_refuses_another_start(repo: GitRepo) -> None:
@@ -147,7 +150,7 @@ def test_bootstrap_of_a_first_commit_has_an_empty_baseline(repo: GitRepo) -> Non
     repo.release(widget(), schema_version=1)
     code, report = repo.verify()
     assert code == 0, report
-    assert "no parent" in report["source"]
+    assert "no parent" in report["history"]["source"]
 
 
 def test_bootstrap_from_unannotated_crds_starts_at_one(repo: GitRepo) -> None:
@@ -155,8 +158,8 @@ def test_bootstrap_from_unannotated_crds_starts_at_one(repo: GitRepo) -> None:
     repo.stamp(1)
     code, report = repo.verify()
     assert code == 0, report
-    assert report["schema"]["first_adoption"] is True
-    assert report["schema"]["changed"] is False
+    assert report["history"]["schema"]["first_adoption"] is True
+    assert report["history"]["schema"]["changed"] is False
 
 
 def test_bootstrap_from_unannotated_crds_refuses_another_start(repo: GitRepo) -> None:
@@ -185,7 +188,7 @@ def test_change_with_bump_passes(repo: GitRepo) -> None:
     repo.stamp(2)
     code, report = repo.verify()
     assert code == 0, report
-    assert report["schema"]["changes"] == ["widgets.example.com changed"]
+    assert report["history"]["schema"]["changes"] == ["widgets.example.com changed"]
 
 
 def test_change_without_bump_is_refused(repo: GitRepo) -> None:
@@ -238,7 +241,7 @@ def test_description_edits_and_reformatting_need_no_bump(repo: GitRepo) -> None:
     path.write_text(json.dumps(body, indent=4))  # JSON is YAML, and reformatted
     code, report = repo.verify()
     assert code == 0, report
-    assert report["schema"]["changed"] is False
+    assert report["history"]["schema"]["changed"] is False
 
 
 def test_versions_must_agree_across_crds(repo: GitRepo) -> None:
@@ -299,7 +302,7 @@ def test_restart_admits_the_rollback_of_the_tree_it_records(repo: GitRepo) -> No
     policy = _restart_policy(repo, 2, recorded)
     code, report = repo.verify("--baseline-ref", "abandoned", "--policy", policy)
     assert code == 0, report
-    assert report["schema"]["restart"] == "2 was never released"
+    assert report["history"]["schema"]["restart"] == "2 was never released"
     # The engine's findings (color removed) are excused by the restart, not hidden.
     excused = [f for f in report["findings"] if f["excused"]]
     assert [f["code"] for f in excused] == ["UG201"]
@@ -340,7 +343,7 @@ def test_a_crd_added_is_allowed_with_a_bump(repo: GitRepo) -> None:
     repo.stamp(2)
     code, report = repo.verify()
     assert code == 0, report
-    assert report["schema"]["changes"] == ["gadgets.example.com added"]
+    assert report["history"]["schema"]["changes"] == ["gadgets.example.com added"]
 
 
 def test_a_crd_removed_is_refused_unless_declared(repo: GitRepo) -> None:
@@ -417,7 +420,7 @@ def test_a_declared_break_without_schema_version_is_not_used(repo: GitRepo) -> N
     code, report = _remove_color(repo, _break(None))
     assert code == 1
     assert refusals(report) == {("UG201", "widgets.example.com")}
-    assert any("without schema-version" in note for note in report["notes"])
+    assert any("without schema-version" in note for note in report["history"]["notes"])
 
 
 def test_a_stale_declared_break_is_refused(repo: GitRepo) -> None:
@@ -458,7 +461,7 @@ def test_controller_state_version_is_monotonic_by_default(repo: GitRepo) -> None
     repo.stamp(None, "--counter", "controller-state-version=4")
     code, report = repo.verify("--baseline-ref", "HEAD")
     assert code == 0, report
-    assert report["counters"] == [
+    assert report["history"]["counters"] == [
         {
             "name": "controller-state-version",
             "rule": "monotonic",
@@ -497,7 +500,7 @@ def test_equal_when_unchanged_must_rise_with_its_files(repo: GitRepo) -> None:
     repo.stamp(None, "--counter", "admission=2", "--policy", policy)
     code, report = repo.verify("--policy", policy)
     assert code == 0, report
-    assert report["counters"][0]["files_changed"] is True
+    assert report["history"]["counters"][0]["files_changed"] is True
 
 
 def test_equal_when_unchanged_must_stay_without_changes(repo: GitRepo) -> None:

@@ -74,19 +74,23 @@ def test_json_keys_are_always_present() -> None:
     for findings in ((), (REFUSAL, EXCUSED)):
         document = json.loads(REPORTERS["json"](history(*findings)))
         assert list(document) == [
+            "schemaVersion",
             "verdict",
             "policy",
+            "summary",
+            "history",
+            "findings",
+            "groups",
+        ]
+        assert list(document["history"]) == [
             "baseline",
             "candidate",
             "source",
             "schema",
             "counters",
             "notes",
-            "summary",
-            "findings",
-            "groups",
         ]
-        assert list(document["schema"]) == [
+        assert list(document["history"]["schema"]) == [
             "baseline_version",
             "candidate_version",
             "changed",

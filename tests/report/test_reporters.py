@@ -7,7 +7,7 @@ import json
 from dataclasses import replace
 
 from upgrade_guard.findings import Finding, Outcome, Severity
-from upgrade_guard.report import REPORTERS, text
+from upgrade_guard.report import REPORTERS, Terminal, text
 
 OUTCOME = Outcome(
     findings=(
@@ -111,11 +111,11 @@ def test_text_report_is_plain_when_not_on_a_terminal() -> None:
 
 
 def test_text_report_fits_80_columns() -> None:
-    assert all(len(line) <= 80 for line in text.render(OUTCOME, color=False).splitlines())
+    assert all(len(line) <= 80 for line in text.render(OUTCOME).splitlines())
 
 
 def test_text_report_colours_only_when_asked() -> None:
-    assert "\x1b[" in text.render(OUTCOME, color=True)
+    assert "\x1b[" in text.render(OUTCOME, Terminal(color=True))
     assert "\x1b[" not in REPORTERS["text"](OUTCOME)
 
 
@@ -157,9 +157,11 @@ def test_safe_outcome() -> None:
         "upgrade-guard SAFE — 1 CRD; 0 error, 0 warning, 0 info, 0 excused\n"
     )
     assert json.loads(REPORTERS["json"](safe)) == {
+        "schemaVersion": 1,
         "verdict": "safe",
         "policy": "none (built-in defaults)",
         "summary": {"error": 0, "warning": 0, "info": 0, "excused": 0},
+        "history": None,
         "findings": [],
         "groups": [],
     }

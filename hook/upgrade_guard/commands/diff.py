@@ -47,7 +47,7 @@ def diff(
         str | None,
         typer.Option(metavar="X.Y", help="Cluster version MAJOR.MINOR; enables ratcheting."),
     ] = None,
-    output: options.OutputOption = options.Output.text,
+    output: options.OutputOption = options.TEXT,
     max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
     declare_breaks: Annotated[
         bool,
@@ -80,7 +80,7 @@ def diff(
             )
     release = history.release_of(chosen, before, after)
     outcome = judge(compared.changes, chosen, Context(version, release))
-    if output is options.Output.github:
+    if output == "github":
         outcome = replace(outcome, findings=locations.located(outcome.findings, after))
     options.write_report(outcome, output)
     if declare_breaks:

@@ -111,14 +111,14 @@ def _emit(
     outcome: Outcome,
     phase: Phase,
     checked: int,
-    output: options.Output,
+    output: str,
     footer: str,
     log: TerminationLog,
 ) -> NoReturn:
-    if output is options.Output.text:
+    if output == "text":
         sys.stdout.write(hook_report.render(outcome, phase.value, checked, footer))
     else:
-        sys.stdout.write(REPORTERS[output.value](outcome))
+        sys.stdout.write(REPORTERS[output](outcome))
     log.write(hook_report.termination_summary(outcome, phase.value, checked))
     raise typer.Exit(int(outcome.exit_code))
 
@@ -144,7 +144,7 @@ def hook(
         str | None, typer.Option(help="The chart's table: image tag or digest -> counters.")
     ] = None,
     policy: options.PolicyOption = None,
-    output: options.OutputOption = options.Output.text,
+    output: options.OutputOption = options.TEXT,
     timeout: Annotated[
         float, typer.Option(help="Seconds for every cluster read together.")
     ] = DEFAULT_TIMEOUT,

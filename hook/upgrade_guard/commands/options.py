@@ -3,7 +3,6 @@ one place where known input problems become exit 2 and anything else exit 4."""
 
 from __future__ import annotations
 
-import enum
 import os
 import re
 import sys
@@ -24,17 +23,10 @@ from upgrade_guard.policy import (
     PolicyError,
     canonical_number,
 )
-from upgrade_guard.report import REPORTERS, markdown, text
+from upgrade_guard.report import REPORTERS, Output, Terminal, markdown
 
 P = ParamSpec("P")
 R = TypeVar("R")
-
-
-class Output(enum.StrEnum):
-    text = "text"
-    json = "json"
-    markdown = "markdown"
-    github = "github"
 
 
 class UsageProblem(ValueError):
@@ -48,9 +40,8 @@ PolicyOption = Annotated[
         help="Policy file; default: .upgrade-guard.yaml, searched up to the git root.",
     ),
 ]
-OutputOption = Annotated[
-    Output, typer.Option(metavar="FORMAT", help="text, json, markdown or github.")
-]
+TEXT = Output("text")
+OutputOption = Annotated[Output, typer.Option(metavar="FORMAT", help=f"{', '.join(REPORTERS)}.")]
 MaxBytesOption = Annotated[
     int, typer.Option(metavar="N", help="Refuse more input than this per side.")
 ]
@@ -126,15 +117,18 @@ def counter_options(values: list[str] | None, policy: Policy) -> dict[str, str]:
     return result
 
 
-def write_report(outcome: Outcome, output: Output) -> None:
-    if output is Output.text:
-        color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
-        width = min(typer.get_terminal_size()[0], 120) if color else 80
-        sys.stdout.write(text.render(outcome, color=color, width=width))
-    else:
-        sys.stdout.write(REPORTERS[output.value](outcome))
+def terminal() -> Terminal:
+    """Standard output as a report sees it: a terminal (coloured, its width up to 120
+    columns) unless piped or NO_COLOR is set."""
+    if sys.stdout.isatty() and "NO_COLOR" not in os.environ:
+        return Terminal(color=True, width=min(typer.get_terminal_size()[0], 120))
+    return Terminal()
+
+
+def write_report(outcome: Outcome, output: str) -> None:
+    sys.stdout.write(REPORTERS[output](outcome, terminal()))
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
-    if output is Output.github and summary_file:
+    if output == "github" and summary_file:
         write_step_summary(Path(summary_file), markdown.render(outcome))
 
 

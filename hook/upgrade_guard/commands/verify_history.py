@@ -52,7 +52,7 @@ def verify_history_command(
         ),
     ] = False,
     policy: options.PolicyOption = None,
-    output: options.OutputOption = options.Output.text,
+    output: options.OutputOption = options.TEXT,
     max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
 ) -> None:
     """Check the CRDs' schema version and counters against git history."""
@@ -78,7 +78,7 @@ def verify_history_command(
     except digest.DigestError as error:
         raise LoadError(str(error)) from None
     outcome = result.outcome
-    if output is options.Output.github:
+    if output == "github":
         placed = locations.located(outcome.findings, after.crds, repository.root)
         outcome = replace(outcome, findings=placed)
     options.write_report(outcome, output)

@@ -29,7 +29,7 @@ def verify_lifecycle_command(
         ),
     ] = None,
     policy: options.PolicyOption = None,
-    output: options.OutputOption = options.Output.text,
+    output: options.OutputOption = options.TEXT,
     max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
 ) -> None:
     """Check version tiers, deprecation windows and graduation order over every release

@@ -7,6 +7,7 @@ from upgrade_guard.findings import Finding, Outcome, Severity
 from upgrade_guard.report import grouping
 from upgrade_guard.report.grouping import Group
 from upgrade_guard.report.json_report import summary
+from upgrade_guard.report.terminal import PLAIN, Terminal
 
 _COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -46,7 +47,7 @@ def _group_annotation(group: Group) -> str:
     )
 
 
-def render(outcome: Outcome) -> str:
+def render(outcome: Outcome, terminal: Terminal = PLAIN) -> str:
     groups, singles = grouping.grouped(outcome.findings)
     lines = [_group_annotation(group) for group in groups]
     lines += [_annotation(finding) for finding in singles]

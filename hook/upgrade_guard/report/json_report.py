@@ -1,19 +1,9 @@
-"""The machine-readable report. Its shape is stable and documented in docs/reports.md:
-
-    {"verdict": "safe" | "unsafe",
-     "policy": str,   # the policy file used, or "none (built-in defaults)"
-     ...              # verify-history adds "baseline", "candidate", "source", "schema",
-                      # "counters" and "notes" (docs/counters.md)
-     "summary": {"error": int, "warning": int, "info": int, "excused": int},
-     "findings": [{"code", "rule", "severity", "crd", "version", "path", "message",
-                   "excused", "reason", "notes", "old", "new"}, ...],
-     "groups": [{"code", "rule", "severity", "message", "excused", "reason", "old", "new",
-                 "count", "crds", "places"}, ...]}
+"""The machine-readable report: one shape for every command, its JSON Schema in
+report_schema.py (``upgrade-guard schema report``), described in docs/reports.md.
 
 ``groups`` are the changes found at least twice (report/grouping.py), each once with its
 count, its CRDs and its first places ("crd version path"); every finding stays in
-``findings``.
-
+``findings``. ``history`` is what verify-history compared, null for the other commands.
 Every key is always present; version and path are null for CRD-level findings, reason is
 null unless the finding is excused.
 """
@@ -26,6 +16,8 @@ from typing import Any
 from upgrade_guard.findings import Finding, Outcome, Severity
 from upgrade_guard.report import grouping
 from upgrade_guard.report.grouping import Group
+from upgrade_guard.report.report_schema import SCHEMA_VERSION
+from upgrade_guard.report.terminal import PLAIN, Terminal
 
 
 def finding_as_dict(finding: Finding) -> dict[str, Any]:
@@ -73,12 +65,13 @@ def group_as_dict(group: Group) -> dict[str, Any]:
     }
 
 
-def render(outcome: Outcome) -> str:
+def render(outcome: Outcome, terminal: Terminal = PLAIN) -> str:
     document = {
+        "schemaVersion": SCHEMA_VERSION,
         "verdict": outcome.verdict,
         "policy": outcome.policy,
-        **outcome.details,
         "summary": summary(outcome),
+        "history": dict(outcome.details) or None,
         "findings": [finding_as_dict(finding) for finding in outcome.findings],
         "groups": [group_as_dict(group) for group in grouping.grouped(outcome.findings)[0]],
     }

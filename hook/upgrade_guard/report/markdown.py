@@ -9,6 +9,7 @@ from upgrade_guard.findings import Finding, Outcome
 from upgrade_guard.report import grouping
 from upgrade_guard.report.grouping import Group
 from upgrade_guard.report.json_report import summary
+from upgrade_guard.report.terminal import PLAIN, Terminal
 
 FIRST_CRDS = 5
 _ICONS = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
@@ -48,7 +49,7 @@ def _group_row(group: Group) -> str:
     )
 
 
-def render(outcome: Outcome) -> str:
+def render(outcome: Outcome, terminal: Terminal = PLAIN) -> str:
     counts = summary(outcome)
     verdict = "**upgrade-guard: safe**" if outcome.safe else "**upgrade-guard: unsafe**"
     lines = [f"{verdict} — " + ", ".join(f"{n} {kind}" for kind, n in counts.items()), ""]

@@ -16,6 +16,7 @@ from upgrade_guard.findings import Finding, Outcome, Severity
 from upgrade_guard.report import grouping
 from upgrade_guard.report.grouping import Group
 from upgrade_guard.report.json_report import summary
+from upgrade_guard.report.terminal import PLAIN, Terminal
 
 _STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
@@ -63,13 +64,13 @@ def _group_lines(group: Group) -> list[RenderableType]:
     return lines
 
 
-def render(outcome: Outcome, color: bool, width: int = 80) -> str:
+def render(outcome: Outcome, terminal: Terminal = PLAIN) -> str:
     buffer = io.StringIO()
     console = Console(
         file=buffer,
-        width=width,
-        force_terminal=color,
-        no_color=not color,
+        width=terminal.width,
+        force_terminal=terminal.color,
+        no_color=not terminal.color,
         highlight=False,
         soft_wrap=False,
     )
@@ -108,7 +109,3 @@ def render(outcome: Outcome, color: bool, width: int = 80) -> str:
     line.append(f" — {compared} CRD{'' if compared == 1 else 's'}; {counts}")
     console.print(line)
     return "\n".join(row.rstrip() for row in buffer.getvalue().split("\n"))
-
-
-def render_plain(outcome: Outcome) -> str:
-    return render(outcome, color=False)

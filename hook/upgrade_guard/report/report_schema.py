@@ -1,0 +1,125 @@
+"""The JSON Schema of ``--output json``: one shape for every command, versioned by
+``schemaVersion`` (raised when a key changes meaning or goes; new keys may come without it).
+``upgrade-guard schema report`` prints it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+SCHEMA_VERSION = 1
+
+_TEXT: dict[str, Any] = {"type": "string"}
+_TEXT_OR_NULL: dict[str, Any] = {"type": ["string", "null"]}
+_COUNT: dict[str, Any] = {"type": "integer", "minimum": 0}
+_VERSION_OR_NULL: dict[str, Any] = {"type": ["integer", "null"], "minimum": 1}
+_SEVERITY: dict[str, Any] = {"enum": ["error", "warning", "info"]}
+_ANY: dict[str, Any] = {"description": "any JSON value: a schema value, or a release"}
+
+
+def _object(properties: dict[str, Any], description: str) -> dict[str, Any]:
+    """An object holding exactly these keys, every one always present."""
+    return {
+        "type": "object",
+        "description": description,
+        "properties": properties,
+        "required": list(properties),
+        "additionalProperties": False,
+    }
+
+
+_JUDGED = {
+    "code": {"type": "string", "pattern": "^UG[0-9]{3}$"},
+    "rule": _TEXT,
+    "severity": _SEVERITY,
+}
+_EXCUSE = {
+    "excused": {"type": "boolean"},
+    "reason": {**_TEXT_OR_NULL, "description": "the declared break's reason, when excused"},
+}
+_FINDING = _object(
+    {
+        **_JUDGED,
+        "crd": _TEXT,
+        "version": {**_TEXT_OR_NULL, "description": "null for a CRD-level finding; A->B for UG110"},
+        "path": {**_TEXT_OR_NULL, "description": "dotted from the schema root; null at CRD level"},
+        "message": _TEXT,
+        **_EXCUSE,
+        "notes": {"type": "array", "items": _TEXT},
+        "old": _ANY,
+        "new": _ANY,
+    },
+    "one finding",
+)
+_GROUP = _object(
+    {
+        **_JUDGED,
+        "message": _TEXT,
+        **_EXCUSE,
+        "old": _ANY,
+        "new": _ANY,
+        "count": {"type": "integer", "minimum": 2},
+        "crds": {"type": "array", "items": _TEXT},
+        "places": {
+            "type": "array",
+            "items": _TEXT,
+            "description": 'the first places, each "crd version path"',
+        },
+    },
+    "an identical change found at two or more places, told once; each stays in findings",
+)
+_HISTORY = _object(
+    {
+        "baseline": _TEXT,
+        "candidate": _TEXT,
+        "source": {**_TEXT, "description": "how the baseline was chosen"},
+        "schema": _object(
+            {
+                "baseline_version": _VERSION_OR_NULL,
+                "candidate_version": _VERSION_OR_NULL,
+                "changed": {"type": "boolean"},
+                "changes": {"type": "array", "items": _TEXT},
+                "first_adoption": {"type": "boolean"},
+                "restart": {**_TEXT_OR_NULL, "description": "the admitted restart's reason"},
+            },
+            "the crd-schema-version and whether the normalized specs changed",
+        ),
+        "counters": {
+            "type": "array",
+            "items": _object(
+                {
+                    "name": _TEXT,
+                    "rule": {"enum": ["monotonic", "equal-when-unchanged"]},
+                    "baseline": _VERSION_OR_NULL,
+                    "candidate": _VERSION_OR_NULL,
+                    "files_changed": {"type": ["boolean", "null"]},
+                },
+                "one contract counter",
+            ),
+        },
+        "notes": {"type": "array", "items": _TEXT},
+    },
+    "what verify-history compared",
+)
+
+REPORT_SCHEMA: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "title": "upgrade-guard report",
+    **_object(
+        {
+            "schemaVersion": {"const": SCHEMA_VERSION},
+            "verdict": {"enum": ["safe", "unsafe"]},
+            "policy": {**_TEXT, "description": 'the policy file, or "none (built-in defaults)"'},
+            "summary": _object(
+                {"error": _COUNT, "warning": _COUNT, "info": _COUNT, "excused": _COUNT},
+                "findings by severity, excused ones apart",
+            ),
+            "history": {
+                "oneOf": [{"type": "null"}, _HISTORY],
+                "description": "verify-history's baseline and counters; null for the others",
+            },
+            "findings": {"type": "array", "items": _FINDING},
+            "groups": {"type": "array", "items": _GROUP},
+        },
+        "the report of diff, hook, verify-history and verify-lifecycle with --output json",
+    ),
+}
