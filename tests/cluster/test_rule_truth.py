@@ -893,10 +893,12 @@ SCENARIOS: tuple[Scenario, ...] = (
             {
                 "labels": {"type": "object", "additionalProperties": STR},
                 "bag": {"type": "object", "additionalProperties": True},
+                "named": obj({"a": STR}),
             }
         ),
         new=root_schema(
             {
+                "named": {"type": "object", "additionalProperties": with_(STR, pattern="^[a-z]+$")},
                 "labels": obj({"a": with_(STR, pattern="^[a-z]+$"), "b": STR}),
                 "bag": obj({"k": obj({"x": INT})}),
             }
@@ -925,6 +927,12 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "spec.bag.k",
                 {"bag": {"k": 5}},
                 "UG204",
+            ),
+            c(
+                "property-now-held-by-additional-properties",
+                "spec.named.a",
+                {"named": {"a": "ABC"}},
+                "UG211",
             ),
         ),
         tolerate=("UG201",),  # spec.bag.*: the same pruning as spec.labels.*

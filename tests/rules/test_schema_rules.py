@@ -444,6 +444,18 @@ DECLARED_WHERE_KEPT = [
         "additionalProperties to the same schema, declared: its other keys pruned",
     ),
     case(
+        obj(g=STR, h=INT),
+        {"type": "object", "additionalProperties": {**STR, "pattern": "^a$"}},
+        {("UG211", G), ("UG211", F + ".h"), ("UG204", F + ".h")},
+        "declared properties to additionalProperties: each value judged by the new schema",
+    ),
+    case(
+        obj(g=STR),
+        {"type": "object", "additionalProperties": STR},
+        set(),
+        "declared properties to the same additionalProperties: not flagged",
+    ),
+    case(
         {"type": "object", "additionalProperties": True},
         obj(g=obj(a=INT)),
         {("UG201", F + ".*"), ("UG204", G)},

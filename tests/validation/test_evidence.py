@@ -46,6 +46,7 @@ def judged(new: dict[str, Any], found: Finding, objects: list[dict[str, Any]]) -
 
 
 ENUM = {"mode": {**STR, "enum": ["Full"]}}
+LABELS = {"labels": {"type": "object", "additionalProperties": {**STR, "pattern": "^[a-z]+$"}}}
 RATCHETED = "ratcheted on Kubernetes 1.35: updates that leave spec.mode unchanged pass"
 
 
@@ -92,6 +93,24 @@ RATCHETED = "ratcheted on Kubernetes 1.35: updates that leave spec.mode unchange
             Severity.WARNING,
             "evidence: no stored object affected (1 checked)",
             id="nothing-to-prune",
+        ),
+        pytest.param(
+            finding("UG211", "spec.labels.a"),
+            LABELS,
+            [obj("a", {"labels": {"a": "B"}}), obj("b", {"labels": {"a": "b", "c": "C"}})],
+            Severity.ERROR,
+            "evidence: 1 of 2 things affected: ns/a; refused on CREATE and on any change of"
+            " spec.labels.a; other updates pass by ratcheting",
+            id="property-now-held-by-additional-properties",
+        ),
+        pytest.param(
+            finding("UG211", "spec.labels.*"),
+            LABELS,
+            [obj("a", {"labels": {"a": "b"}}), obj("b", {"labels": {"c": "C"}})],
+            Severity.ERROR,
+            "evidence: 1 of 2 things affected: ns/b; refused on CREATE and on any change of"
+            " spec.labels.*; other updates pass by ratcheting",
+            id="any-key-of-additional-properties",
         ),
         pytest.param(
             finding("UG202", "spec.owner"),

@@ -61,7 +61,9 @@ def schema_segments(path: str | None) -> tuple[str, ...]:
 
 
 def value_segments(schema: values.Schema, steps: Iterable[str | int]) -> tuple[str, ...]:
-    """The schema segments of a value's location (its steps), following ``schema``."""
+    """The segments of a value's location (its steps), following ``schema``: ``[]`` for
+    array items, the key itself for a map value (a finding's ``*`` matches any key, and one
+    naming the key matches it: a property declared where additionalProperties was)."""
     node: values.Schema | None = schema
     found: list[str] = []
     for step in steps:
@@ -71,11 +73,10 @@ def value_segments(schema: values.Schema, steps: Iterable[str | int]) -> tuple[s
             continue
         properties = (node or {}).get("properties") or {}
         additional = (node or {}).get("additionalProperties")
+        found.append(step)
         if step not in properties and isinstance(additional, dict):
-            found.append("*")
             node = additional
         else:  # a property, or a field the schema no longer declares (pruned)
-            found.append(step)
             node = properties.get(step)
     return tuple(found)
 
@@ -96,7 +97,12 @@ def _pointer_steps(pointer: str, obj: Any) -> list[str | int]:
 
 
 def _within(location: tuple[str, ...], finding: tuple[str, ...]) -> bool:
-    return location[: len(finding)] == finding
+    if len(location) < len(finding):
+        return False
+    return all(
+        want == have or (want == "*" and have != "[]")
+        for want, have in zip(finding, location, strict=False)
+    )
 
 
 @dataclass
