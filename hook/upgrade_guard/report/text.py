@@ -1,6 +1,7 @@
 """The report a person reads: repeated changes once, then by CRD, most severe first. Prose
-wraps at the width (80 columns when piped); a finding's head line (severity, code, rule,
-version, path) is never broken, so a long path stays whole and copyable."""
+wraps at the width (80 columns when piped); a line naming a place (a finding's head: severity,
+code, rule, version, path; a repeated change's places) is never broken, so a long path stays
+whole and copyable."""
 
 from __future__ import annotations
 
@@ -56,12 +57,21 @@ def _group_lines(group: Group) -> list[RenderableType]:
     places = group.places()
     more = group.count - len(places)
     lines += [
-        _indented(f"{'at' if index == 0 else '  '} {place}", style="dim")
+        Text(f"{' ' * 10}{'at' if index == 0 else '  '} {place}", style="dim")
         for index, place in enumerate(places)
     ]
     if more:
         lines.append(_indented(f"   and {more} more", style="dim"))
     return lines
+
+
+def _print(console: Console, line: RenderableType) -> None:
+    """Prose (indented) wraps at the width; a line naming a place (code, rule, version,
+    path) stays one copyable line, however long."""
+    if isinstance(line, Text):
+        console.print(line, no_wrap=True, crop=False, overflow="ignore")
+    else:
+        console.print(line)
 
 
 def render(outcome: Outcome, terminal: Terminal = PLAIN) -> str:
@@ -87,16 +97,13 @@ def render(outcome: Outcome, terminal: Terminal = PLAIN) -> str:
         console.print(Text("Repeated changes", style="bold underline"))
         for group in groups:
             for line in _group_lines(group):
-                console.print(line)
+                _print(console, line)
         console.print()
     for crd, findings in groupby(singles, key=lambda f: f.crd):
         console.print(Text(crd, style="bold underline"))
         for finding in findings:
-            head, *prose = _finding_lines(finding)
-            # the head (code, rule, version, path) stays one copyable line, however long
-            console.print(head, no_wrap=True, crop=False, overflow="ignore")
-            for line in prose:
-                console.print(line)
+            for line in _finding_lines(finding):
+                _print(console, line)
         console.print()
     console.print(Text(f"policy: {outcome.policy}", style="dim"))
     counts = ", ".join(f"{n} {kind}" for kind, n in summary(outcome).items())
