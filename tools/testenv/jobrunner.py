@@ -46,10 +46,8 @@ It also does the garbage collector's part for its Pods: when their Job is gone (
 
 from __future__ import annotations
 
-import base64
-import copy
+import functools
 import os
-import re
 import secrets
 import selectors
 import signal
@@ -65,19 +63,24 @@ from urllib.parse import urlparse
 from .controlplane import ControlPlane
 from .kube import JSON, KubeError
 from .kubelet import FakeKubelet
-from .sandbox import HOST_IMAGE, Image, Mount, SandboxError, bwrap_argv, host_image
-
-SA_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount"
-SA_VOLUME = "kube-api-access"
-DEFAULT_TERMINATION_PATH = "/dev/termination-log"
+from .podspec import (
+    SA_TOKEN_VOLUME,
+    SA_VOLUME,
+    JobSetupError,
+    PodFacts,
+    key_files,
+    object_data,
+    plan_container,
+    pod_for_job,
+    service_account_name,
+    termination_message,
+    termination_path,
+)
+from .sandbox import HOST_IMAGE, Image, SandboxError, bwrap_argv, host_image
 
 
 def _now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-class JobSetupError(Exception):
-    """The Job's Pod could not be started (unknown image, unsupported volume, no command...)."""
 
 
 @dataclass
@@ -460,50 +463,23 @@ class JobRunner:
             run.stderr = b"".join(c for s, c in chunks if s == "stderr").decode(errors="replace")
             log = b"".join(c for _, c in chunks)
         run.log = log.decode(errors="replace")
-        run.termination_message = _termination_message(
-            run.mounts.get(_termination_path(container)),
+        written = run.mounts.get(termination_path(container))
+        run.termination_message = termination_message(
+            written.read_bytes() if written is not None and written.is_file() else b"",
             container.get("terminationMessagePolicy") or "File",
             run.exit_code,
             log,
         )
 
     def _create_pod(self, job: JSON, pod_name: str) -> None:
-        meta = job["metadata"]
-        template = job["spec"]["template"]
-        tmeta = template.get("metadata") or {}
-        labels = dict(tmeta.get("labels") or {})
-        labels.update(
-            {
-                "batch.kubernetes.io/controller-uid": meta["uid"],
-                "batch.kubernetes.io/job-name": meta["name"],
-                "controller-uid": meta["uid"],
-                "job-name": meta["name"],
-            }
-        )
-        spec = copy.deepcopy(template["spec"])
-        spec["nodeName"] = self.kubelet.node_name if self.kubelet else "testenv-node"
-        pod = {
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": {
-                "name": pod_name,
-                "labels": labels,
-                "annotations": dict(tmeta.get("annotations") or {}),
-                "ownerReferences": [
-                    {
-                        "apiVersion": "batch/v1",
-                        "kind": "Job",
-                        "name": meta["name"],
-                        "uid": meta["uid"],
-                        "controller": True,
-                        "blockOwnerDeletion": True,
-                    }
-                ],
-            },
-            "spec": spec,
-        }
-        self.kube.create(f"/api/v1/namespaces/{meta['namespace']}/pods", pod)
-        self._pods[(meta["namespace"], pod_name)] = meta["uid"]
+        namespace = job["metadata"]["namespace"]
+        self.kube.create(f"/api/v1/namespaces/{namespace}/pods",
+                         pod_for_job(job, pod_name, self._node_name))  # fmt: skip
+        self._pods[(namespace, pod_name)] = job["metadata"]["uid"]
+
+    @property
+    def _node_name(self) -> str:
+        return self.kubelet.node_name if self.kubelet else "testenv-node"
 
     def _pod_status(
         self,
@@ -563,18 +539,14 @@ class JobRunner:
             for v in pod_spec.get("volumes") or []
         }
         if pod_spec.get("automountServiceAccountToken", True):
-            token_source = {"serviceAccountToken": {"path": "token"}}
-            ca_source = {"configMap": {"name": "kube-root-ca.crt",
-                                       "items": [{"key": "ca.crt", "path": "ca.crt"}]}}  # fmt: skip
-            volume = {"name": SA_VOLUME, "projected": {"sources": [token_source, ca_source]}}
             volumes[SA_VOLUME] = self._materialize(
-                namespace, pod_spec, volume, workdir / "volumes" / SA_VOLUME
+                namespace, pod_spec, SA_TOKEN_VOLUME, workdir / "volumes" / SA_VOLUME
             )
             (volumes[SA_VOLUME] / "namespace").write_text(namespace)
         return volumes
 
     def _service_account(self, namespace: str, pod_spec: JSON) -> str:
-        name = pod_spec.get("serviceAccountName") or pod_spec.get("serviceAccount") or "default"
+        name = service_account_name(pod_spec)
         path = f"/api/v1/namespaces/{namespace}/serviceaccounts"
         sa = self.kube.get_or_none(f"{path}/{name}")
         if sa is None and name == "default":  # the ServiceAccount controller's part
@@ -597,103 +569,34 @@ class JobRunner:
         volumes: dict[str, Path],
         workdir: Path,
     ) -> list[str]:
+        """The bwrap command line for ``container``, as :func:`~.podspec.plan_container`
+        plans it; records the plan in ``run``."""
         namespace = job["metadata"]["namespace"]
         pod_spec: JSON = job["spec"]["template"]["spec"]
         image = self._image(container.get("image", ""))
-        command = list(container.get("command") or image.entrypoint)
-        args = list(container.get("args") or ([] if container.get("command") else image.cmd))
-        if not command and not args:
-            raise JobSetupError(
-                f"container {container['name']!r} has no command and image "
-                f"{container.get('image')!r} has no entrypoint"
-            )
-        uid, gid = self._identity(pod_spec, container, image)
-
-        own = workdir / "containers" / container["name"]
-        own.mkdir(parents=True)
-        mounts: list[Mount] = []
-        for vm in container.get("volumeMounts") or []:
-            local = volumes.get(vm["name"])
-            if local is None:
-                raise JobSetupError(f"volumeMount {vm['name']!r} has no volume")
-            if vm.get("subPath"):
-                local = local / vm["subPath"]
-            kind = next(k for k in _volume_kinds(pod_spec, vm["name"]))
-            read_only = bool(vm.get("readOnly")) or kind in ("configMap", "secret", "projected")
-            mounts.append(Mount(local, vm["mountPath"].rstrip("/") or "/", read_only))
-        mounted = {m.target for m in mounts}
-        if SA_VOLUME in volumes and SA_MOUNT not in mounted:
-            mounts.append(Mount(volumes[SA_VOLUME], SA_MOUNT, True))
-        term = own / "termination-log"
+        term = workdir / "containers" / container["name"] / "termination-log"
+        term.parent.mkdir(parents=True)
         term.touch(mode=0o666)
-        mounts.append(Mount(term, _termination_path(container), False))
-        run.mounts = {m.target: m.source for m in mounts}
-
-        sa_name = self._service_account(namespace, pod_spec)
-        port = str(urlparse(self.cp.server).port)
-        field_values = {
-            "metadata.name": pod_name,
-            "metadata.namespace": namespace,
-            "metadata.uid": "",
-            "spec.nodeName": self.kubelet.node_name if self.kubelet else "testenv-node",
-            "spec.serviceAccountName": sa_name,
-            "status.hostIP": "127.0.0.1",
-            "status.podIP": "127.0.0.1",
-        }
-        env: dict[str, str] = dict(image.env)
-        env.update(  # the default namespace's kubernetes Service, as the kubelet injects it
-            {
-                "HOSTNAME": pod_name,
-                "KUBERNETES_SERVICE_HOST": "127.0.0.1",
-                "KUBERNETES_SERVICE_PORT": port,
-                "KUBERNETES_SERVICE_PORT_HTTPS": port,
-                "KUBERNETES_PORT": f"tcp://127.0.0.1:{port}",
-                "KUBERNETES_PORT_443_TCP": f"tcp://127.0.0.1:{port}",
-                "KUBERNETES_PORT_443_TCP_PROTO": "tcp",
-                "KUBERNETES_PORT_443_TCP_PORT": port,
-                "KUBERNETES_PORT_443_TCP_ADDR": "127.0.0.1",
-            }
+        pod = PodFacts(
+            namespace,
+            pod_name,
+            self._node_name,
+            self._service_account(namespace, pod_spec),
+            int(urlparse(self.cp.server).port or 443),
         )
-        container_env: dict[str, str] = {}
-        for source in container.get("envFrom") or []:
-            prefix = source.get("prefix", "")
-            for key, value in self._env_source(namespace, source).items():
-                container_env[prefix + key] = value
-        for item in container.get("env") or []:
-            if "value" in item or "valueFrom" not in item:
-                container_env[item["name"]] = _expand(item.get("value", ""), container_env)
-                continue
-            vf = item["valueFrom"]
-            if "configMapKeyRef" in vf or "secretKeyRef" in vf:
-                ref = vf.get("configMapKeyRef") or vf["secretKeyRef"]
-                kind = "configmaps" if "configMapKeyRef" in vf else "secrets"
-                data = self._read_data(namespace, kind, ref["name"], bool(ref.get("optional")))
-                if ref["key"] in data:
-                    container_env[item["name"]] = data[ref["key"]].decode(errors="replace")
-                elif not ref.get("optional"):
-                    raise JobSetupError(f"{kind} {ref['name']} has no key {ref['key']!r}")
-            elif "fieldRef" in vf:
-                path = vf["fieldRef"]["fieldPath"]
-                if path not in field_values:
-                    raise JobSetupError(f"fieldRef {path} is not supported by the test runner")
-                container_env[item["name"]] = field_values[path]
-            else:
-                raise JobSetupError(f"env {item['name']}: valueFrom {list(vf)} not supported")
-        env.update(container_env)
-        env.setdefault("HOME", "/")  # what containerd and CRI-O give a uid without a passwd entry
-        run.argv = [_expand(a, container_env) for a in [*command, *args]]
-        run.env = env
-        run.uid, run.gid = uid, gid
-        security = container.get("securityContext") or {}
+        read_data = functools.partial(self._read_data, namespace)
+        plan = plan_container(pod_spec, container, image, pod, volumes, term, read_data)
+        run.argv, run.env, run.uid, run.gid = plan.argv, plan.env, plan.uid, plan.gid
+        run.mounts = {m.target: m.source for m in plan.mounts}
         return bwrap_argv(
             image,
-            run.argv,
-            mounts,
-            uid=uid,
-            gid=gid,
+            plan.argv,
+            plan.mounts,
+            uid=plan.uid,
+            gid=plan.gid,
             hostname=pod_name,
-            working_dir=container.get("workingDir") or image.working_dir,
-            read_only_root=bool(security.get("readOnlyRootFilesystem")),
+            working_dir=plan.working_dir,
+            read_only_root=plan.read_only_root,
         )
 
     def _image(self, reference: str) -> Image:
@@ -708,51 +611,13 @@ class JobRunner:
             )
         return image
 
-    @staticmethod
-    def _identity(pod_spec: JSON, container: JSON, image: Image) -> tuple[int, int]:
-        """uid and gid as the kubelet chooses them: container securityContext, then the
-        Pod's, then the image's USER; runAsNonRoot refuses uid 0."""
-        pod_sc = pod_spec.get("securityContext") or {}
-        sc = container.get("securityContext") or {}
-        image_uid, _, image_gid = image.user.partition(":")
-        if image_uid and not image_uid.isdigit():
-            raise JobSetupError(f"image user {image.user!r} is not numeric")
-        uid = sc.get("runAsUser", pod_sc.get("runAsUser", int(image_uid or 0)))
-        gid = sc.get("runAsGroup", pod_sc.get("runAsGroup", int(image_gid or 0)))
-        if sc.get("runAsNonRoot", pod_sc.get("runAsNonRoot")) and uid == 0:
-            raise JobSetupError(
-                f"container {container['name']!r} has runAsNonRoot and image will run as root"
-            )
-        return int(uid), int(gid)
-
     def _read_data(self, namespace: str, kind: str, name: str, optional: bool) -> dict[str, bytes]:
         obj = self.kube.get_or_none(f"/api/v1/namespaces/{namespace}/{kind}/{name}")
         if obj is None:
             if optional:
                 return {}
             raise JobSetupError(f"{kind} {namespace}/{name} not found")
-        out: dict[str, bytes] = {}
-        if kind == "configmaps":
-            for k, v in (obj.get("data") or {}).items():
-                out[k] = v.encode()
-            for k, v in (obj.get("binaryData") or {}).items():
-                out[k] = base64.b64decode(v)
-        else:
-            for k, v in (obj.get("data") or {}).items():
-                out[k] = base64.b64decode(v)
-            for k, v in (obj.get("stringData") or {}).items():
-                out[k] = v.encode()
-        return out
-
-    def _env_source(self, namespace: str, source: JSON) -> dict[str, str]:
-        if "configMapRef" in source:
-            ref, kind = source["configMapRef"], "configmaps"
-        elif "secretRef" in source:
-            ref, kind = source["secretRef"], "secrets"
-        else:
-            raise JobSetupError(f"envFrom {list(source)} not supported")
-        data = self._read_data(namespace, kind, ref["name"], bool(ref.get("optional")))
-        return {k: v.decode(errors="replace") for k, v in data.items()}
+        return object_data(kind, obj)
 
     def _materialize(self, namespace: str, pod_spec: JSON, volume: JSON, target: Path) -> Path:
         target.mkdir(parents=True, exist_ok=True)
@@ -791,19 +656,11 @@ class JobRunner:
             data = {"ca.crt": self.cp.pki.ca_cert.read_bytes()}
         else:
             data = self._read_data(namespace, kind, name, bool(src.get("optional")))
-        items = src.get("items")
-        pairs = (
-            [(i["key"], i["path"], i.get("mode")) for i in items]
-            if items
-            else [(k, k, None) for k in data]
-        )
-        for key, rel, mode in pairs:
-            if key not in data:
-                raise JobSetupError(f"{kind} {name} has no key {key!r}")
+        for rel, content, mode in key_files(src, kind, data):
             dest = target / rel
             dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(data[key])
-            dest.chmod(mode if mode is not None else src.get("defaultMode", 0o644))
+            dest.write_bytes(content)
+            dest.chmod(mode)
 
     def _execute(
         self,
@@ -842,27 +699,6 @@ class JobRunner:
         with self._lock:
             self._procs.discard(proc)
         return code
-
-
-def _volume_kinds(pod_spec: JSON, name: str) -> list[str]:
-    for volume in pod_spec.get("volumes") or []:
-        if volume["name"] == name:
-            return [k for k in volume if k != "name"]
-    return ["projected"]  # the ServiceAccount token volume
-
-
-def _termination_path(container: JSON) -> str:
-    return str(container.get("terminationMessagePath") or DEFAULT_TERMINATION_PATH)
-
-
-def _termination_message(path: Path | None, policy: str, exit_code: int | None, log: bytes) -> str:
-    """What the kubelet puts in ``state.terminated.message``: the last 4096 bytes of the
-    termination-message file; if that is empty, the container failed and the policy is
-    FallbackToLogsOnError, the log's last 80 lines, at most its last 2048 bytes."""
-    message = path.read_bytes()[-4096:] if path is not None and path.is_file() else b""
-    if not message and policy == "FallbackToLogsOnError" and exit_code != 0:
-        message = b"".join(log.splitlines(keepends=True)[-80:])[-2048:]
-    return message.decode(errors="replace")
 
 
 def _container_status(
@@ -918,17 +754,3 @@ def _pump(
                     chunks.append((labels[key.fd], data))
     proc.stdout.close()
     proc.stderr.close()
-
-
-_VAR = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
-
-
-def _expand(value: str, env: dict[str, str]) -> str:
-    """Kubernetes ``$(VAR)`` expansion in command/args/env; ``$$`` escapes a ``$``."""
-
-    def sub(m: re.Match[str]) -> str:
-        if m.group(0) == "$$":
-            return "$"
-        return env.get(m.group(1), m.group(0))
-
-    return _VAR.sub(sub, value)
