@@ -32,6 +32,7 @@ from testenv import (  # noqa: E402
     Image,
     JobRunner,
     ToolRunner,
+    built_guard_image,
     find_binaries,
 )
 
@@ -39,7 +40,6 @@ HERE = Path(__file__).resolve().parent
 CHARTS = HERE / "charts"
 VENV_BIN = REPO / ".venv" / "bin"
 IN_CI = os.environ.get("CI", "").lower() == "true"
-IMAGE_BUILD = REPO / "tools" / "image" / "build.sh"
 _STARTUP_KEY = pytest.StashKey[str]()
 
 
@@ -152,18 +152,13 @@ def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> str:
     return name
 
 
-def _built_image() -> Image | None:
-    found = subprocess.run([str(IMAGE_BUILD), "--print-dir"], capture_output=True, text=True)
-    return Image.from_build(Path(found.stdout.strip())) if found.returncode == 0 else None
-
-
 @pytest.fixture(scope="session")
 def guard_image() -> Image:
     """The image built from this checkout (``GUARD_IMAGE`` in a Job); skip without it
     (a failure under CI=true, where tools/test.sh builds it first)."""
-    image = _built_image()
+    image = built_guard_image()
     if image is None:
-        message = f"the image is not built for this checkout: run {IMAGE_BUILD.relative_to(REPO)}"
+        message = "the image is not built for this checkout: run tools/image/build.sh"
         if IN_CI:
             pytest.fail(f"CI=true: {message}", pytrace=False)
         pytest.skip(message)
@@ -174,7 +169,7 @@ def guard_image() -> Image:
 def job_runner(cluster: Cluster, fake_kubelet: FakeKubelet, tmp_path: Path) -> Iterator[JobRunner]:
     """Plays kubelet + Job controller for the Jobs a test names with ``expect(ns, name)``:
     ``GUARD_IMAGE`` (when built) and ``testenv/host`` run under bwrap."""
-    image = _built_image()
+    image = built_guard_image()
     runner = JobRunner(
         cluster.control_plane,
         fake_kubelet,

@@ -20,7 +20,7 @@ from .jobrunner import JobHandle, JobOutcome, JobRun, JobRunner
 from .kube import JSON, Kube, KubeError, api_path, wait_for
 from .kubelet import FakeKubelet
 from .proxy import TcpProxy
-from .sandbox import GUARD_IMAGE, HOST_IMAGE, Image
+from .sandbox import GUARD_IMAGE, HOST_IMAGE, Image, built_guard_image
 
 __all__ = [
     "ADMIN_USER",
@@ -52,6 +52,7 @@ __all__ = [
     "ToolRunner",
     "User",
     "api_path",
+    "built_guard_image",
     "evolve",
     "find_binaries",
     "kubernetes_version",

@@ -2,7 +2,8 @@
 
 There is no kubelet or controller-manager in the test control plane, so a Job created by
 ``helm install`` would wait forever. A test names the Jobs it expects
-(:meth:`JobRunner.expect`); the runner polls for each, and for every new Job (new UID):
+(:meth:`JobRunner.expect`); the runner polls for each (with ``every_job``, for all Jobs of
+the cluster, as ``python -m testenv`` runs it), and for every new Job (new UID):
 
 * creates a Pod for it, as the Job controller would: the template's labels plus
   ``job-name``/``controller-uid``, an owner reference to the Job, ``spec.nodeName`` set to
@@ -54,7 +55,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -187,7 +188,11 @@ class JobRunner:
         path_prepend: Sequence[Path] = (),
         default_deadline: float = 120.0,
         poll_interval: float = 0.1,
+        every_job: bool = False,
+        say: Callable[[str], None] | None = None,
     ) -> None:
+        """``every_job``: run every Job of the cluster, not only those named with
+        :meth:`expect`. ``say``: told one line when a Job starts and when it ends."""
         self.cp = control_plane
         self.kube = control_plane.admin
         self.kubelet = kubelet
@@ -196,6 +201,8 @@ class JobRunner:
         self.host_image = host_image(path_prepend)
         self.default_deadline = default_deadline
         self.poll_interval = poll_interval
+        self.every_job = every_job
+        self.say = say
         self._handles: dict[tuple[str, str], JobHandle] = {}
         self._seen: set[str] = set()
         self._pods: dict[tuple[str, str], str] = {}  # (namespace, pod) -> job uid
@@ -243,19 +250,35 @@ class JobRunner:
     # Poll loop ---------------------------------------------------------------------------
     def _loop(self) -> None:
         while not self._stop.is_set():
-            with self._lock:
-                handles = list(self._handles.values())
-            for handle in handles:
-                try:
-                    self._poll(handle)
-                except Exception as exc:
-                    handle._fail(exc)
+            if self.every_job:
+                self._poll_every_job()
+            else:
+                with self._lock:
+                    handles = list(self._handles.values())
+                for handle in handles:
+                    path = f"/apis/batch/v1/namespaces/{handle.namespace}/jobs/{handle.name}"
+                    self._poll(handle, lambda path=path: self.kube.get_or_none(path))
             self._collect_garbage()
             self._stop.wait(self.poll_interval)
 
-    def _poll(self, handle: JobHandle) -> None:
-        path = f"/apis/batch/v1/namespaces/{handle.namespace}/jobs/{handle.name}"
-        job = self.kube.get_or_none(path)
+    def _poll_every_job(self) -> None:
+        try:
+            jobs = self.kube.get("/apis/batch/v1/jobs")["items"]
+        except KubeError as exc:
+            self._say(f"job runner: cannot list Jobs: {exc}")
+            return
+        for job in jobs:
+            handle = self.expect(job["metadata"]["namespace"], job["metadata"]["name"])
+            self._poll(handle, lambda job=job: job)
+
+    def _poll(self, handle: JobHandle, read: Callable[[], JSON | None]) -> None:
+        try:
+            self._consider(handle, read())
+        except Exception as exc:
+            self._say(f"job {handle.namespace}/{handle.name}: runner error: {exc}")
+            handle._fail(exc)
+
+    def _consider(self, handle: JobHandle, job: JSON | None) -> None:
         if not job:
             return
         uid = job["metadata"]["uid"]
@@ -303,10 +326,22 @@ class JobRunner:
 
     # Running one Job -----------------------------------------------------------------------
     def _run_job_safely(self, job: JSON, handle: JobHandle) -> None:
+        where = f"job {handle.namespace}/{handle.name}"
+        self._say(f"{where}: started")
         try:
-            handle._add(self._run_job(job))
+            outcome = self._run_job(job)
         except Exception as exc:
+            self._say(f"{where}: runner error: {exc}")
             handle._fail(exc)
+            return
+        verdict = "Complete" if outcome.succeeded else f"Failed ({outcome.reason})"
+        pods = f"{len(outcome.runs)} pod{'s' if len(outcome.runs) != 1 else ''}"
+        self._say(f"{where}: {verdict}, exit code {outcome.last.exit_code}, {pods}")
+        handle._add(outcome)
+
+    def _say(self, line: str) -> None:
+        if self.say is not None:
+            self.say(line)
 
     def _job_status(self, namespace: str, name: str, status: JSON) -> None:
         self.kube.patch(

@@ -23,6 +23,7 @@ import io
 import json
 import os
 import shutil
+import subprocess
 import tarfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from pathlib import Path
 HOST_IMAGE = "testenv/host"
 GUARD_IMAGE = "upgrade-guard:testenv"  # the image tools/image/build.sh built from this checkout
 ARCHIVE = "upgrade-guard.oci.tar"
+IMAGE_BUILD = Path(__file__).resolve().parents[1] / "image" / "build.sh"
 
 
 class SandboxError(Exception):
@@ -72,6 +74,13 @@ class Image:
             user=str(config.get("User") or ""),
             working_dir=str(config.get("WorkingDir") or ""),
         )
+
+
+def built_guard_image() -> Image | None:
+    """The image ``tools/image/build.sh`` built from this checkout; None when it is not built
+    for the checkout as it is now."""
+    found = subprocess.run([str(IMAGE_BUILD), "--print-dir"], capture_output=True, text=True)
+    return Image.from_build(Path(found.stdout.strip())) if found.returncode == 0 else None
 
 
 def host_image(path_prepend: Sequence[Path]) -> Image:

@@ -1,0 +1,84 @@
+"""``tools/cluster.sh``: the cluster a person tries upgrade-guard on by hand. Started as they
+would start it, the example chart installed with the real helm and nothing else: the hook Job
+runs from this checkout's image, and SIGTERM stops everything and removes its files."""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+from testenv import Image
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class Lines:
+    """The command's stdout, line by line, read in a thread so a wait can time out."""
+
+    def __init__(self, stream: object) -> None:
+        self.seen: list[str] = []
+        self._queue: queue.Queue[str | None] = queue.Queue()
+        threading.Thread(target=self._read, args=(stream,), daemon=True).start()
+
+    def _read(self, stream: object) -> None:
+        for line in stream:  # type: ignore[attr-defined]
+            self._queue.put(line.rstrip("\n"))
+        self._queue.put(None)
+
+    def until(self, start: str, timeout: float) -> str:
+        while True:
+            line = self._queue.get(timeout=timeout)
+            if line is None:
+                raise AssertionError(f"ended before {start!r}:\n" + "\n".join(self.seen))
+            self.seen.append(line)
+            if line.startswith(start):
+                return line
+
+
+def test_helm_install_runs_the_hook_job_and_sigterm_cleans_up(
+    guard_image: Image, tmp_path: Path
+) -> None:
+    command = subprocess.Popen(
+        [str(REPO / "tools" / "cluster.sh")],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        lines = Lines(command.stdout)
+        export = lines.until("export KUBECONFIG=", timeout=300)
+        exported = dict(word.split("=", 1) for word in export.split()[1:])
+        kubeconfig = Path(exported["KUBECONFIG"])
+        env = {
+            **os.environ,
+            "KUBECONFIG": str(kubeconfig),
+            "PATH": exported["PATH"].replace("$PATH", os.environ["PATH"]),
+            "HELM_CACHE_HOME": str(tmp_path / "cache"),
+            "HELM_CONFIG_HOME": str(tmp_path / "config"),
+            "HELM_DATA_HOME": str(tmp_path / "data"),
+        }
+        install = subprocess.run(
+            ["helm", "install", "rel", str(REPO / "chart-snippets/example/1.0.0"),
+             "-n", "demo", "--create-namespace", "--timeout", "120s"],
+            env=env, capture_output=True, text=True, timeout=180, check=False,
+        )  # fmt: skip
+        assert install.returncode == 0, install.stdout + install.stderr
+        assert lines.until("job demo/rel-upgrade-guard: ", timeout=10).endswith(": started")
+        done = lines.until("job demo/rel-upgrade-guard: ", timeout=10)
+        assert done == "job demo/rel-upgrade-guard: Complete, exit code 0, 1 pod"
+        workdir = kubeconfig.parents[1]
+        assert workdir.is_dir()
+
+        command.send_signal(signal.SIGTERM)
+        assert command.wait(timeout=60) == 0
+        assert lines.until("stopped", timeout=10) == "stopped"
+        assert not workdir.exists()
+    finally:
+        if command.poll() is None:
+            os.killpg(command.pid, signal.SIGKILL)
+            command.wait()
