@@ -31,9 +31,12 @@ class Lines:
 
     def until(self, start: str, timeout: float) -> str:
         while True:
-            line = self._queue.get(timeout=timeout)
+            try:
+                line = self._queue.get(timeout=timeout)
+            except queue.Empty:
+                line = None
             if line is None:
-                raise AssertionError(f"ended before {start!r}:\n" + "\n".join(self.seen))
+                raise AssertionError(f"no {start!r} line; so far:\n" + "\n".join(self.seen))
             self.seen.append(line)
             if line.startswith(start):
                 return line
@@ -42,16 +45,19 @@ class Lines:
 def test_helm_install_runs_the_hook_job_and_sigterm_cleans_up(
     guard_image: Image, tmp_path: Path
 ) -> None:
+    stderr = tmp_path / "stderr"
     command = subprocess.Popen(
         [str(REPO / "tools" / "cluster.sh")],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=stderr.open("w"),
         text=True,
         start_new_session=True,
     )
     try:
         lines = Lines(command.stdout)
-        export = lines.until("export KUBECONFIG=", timeout=300)
+        # It sets up .venv and builds what is missing first: minutes when pyproject.toml or
+        # hook/ changed since (tools/test.sh has done both before pytest).
+        export = lines.until("export KUBECONFIG=", timeout=900)
         exported = dict(word.split("=", 1) for word in export.split()[1:])
         kubeconfig = Path(exported["KUBECONFIG"])
         env = {
@@ -78,6 +84,8 @@ def test_helm_install_runs_the_hook_job_and_sigterm_cleans_up(
         assert command.wait(timeout=60) == 0
         assert lines.until("stopped", timeout=10) == "stopped"
         assert not workdir.exists()
+    except AssertionError as failure:
+        raise AssertionError(f"{failure}\n--- stderr\n{stderr.read_text()[-3000:]}") from None
     finally:
         if command.poll() is None:
             os.killpg(command.pid, signal.SIGKILL)
