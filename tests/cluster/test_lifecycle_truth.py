@@ -15,9 +15,9 @@ from typing import Any
 
 from testenv import Cluster, CRDTrial, ToolRunner
 from testenv.truth import TOUCH, crd_body, root_schema, version_entry
+from upgrade_guard.commands.verify_lifecycle import verify_lifecycle
 from upgrade_guard.crd import Crd
 from upgrade_guard.lifecycle.timeline import Release
-from upgrade_guard.lifecycle.verify import verify_lifecycle
 from upgrade_guard.policy import DEFAULT_POLICY, Policy, parse_policy
 
 SCHEMA = root_schema({"size": {"type": "string"}})

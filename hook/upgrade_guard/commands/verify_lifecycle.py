@@ -1,16 +1,88 @@
-"""`upgrade-guard verify-lifecycle DIR --releases GLOB`: the API lifecycle over release tags."""
+"""`upgrade-guard verify-lifecycle DIR --releases GLOB`: the API lifecycle over release tags.
+
+The releases read at their tags, the engine's breaking changes between each and the one
+before, every lifecycle rule run over that history, one judgement, in release order.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Annotated
 
 import typer
 
+from upgrade_guard import engine, rules
 from upgrade_guard.commands import options
-from upgrade_guard.lifecycle.verify import verify_lifecycle
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import Change, Finding, Outcome, Severity
+from upgrade_guard.judging import Changes, Placed, judge
+from upgrade_guard.lifecycle.timeline import History, Release
 from upgrade_guard.load import git_tree
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES
 from upgrade_guard.load.releases import read_releases, with_candidate
+from upgrade_guard.policy import Policy
+from upgrade_guard.rules.base import LifecycleRule
+
+
+def breaking_changes(
+    releases: Sequence[Release], policy: Policy
+) -> dict[tuple[int, str, str], list[Finding]]:
+    """The engine's errors inside versions served by both a release and the one before, by
+    (index, crd, version); policy severities apply, declared breaks do not."""
+    judged = replace(policy, declared_breaks=(), storage_version_only=False)
+    found: dict[tuple[int, str, str], list[Finding]] = {}
+    for index in range(1, len(releases)):
+        before, after = releases[index - 1].crds, releases[index].crds
+        shared = sorted(before.keys() & after.keys())
+        outcome = engine.compare_crds(
+            {name: before[name] for name in shared},
+            {name: after[name] for name in shared},
+            judged,
+            None,
+        )
+        for finding in outcome.findings:
+            version = finding.version
+            if (
+                finding.severity is Severity.ERROR
+                and version is not None
+                and _served(before, finding.crd, version)
+                and _served(after, finding.crd, version)
+            ):
+                found.setdefault((index, finding.crd, version), []).append(finding)
+    return found
+
+
+def _served(crds: Mapping[str, Crd], name: str, version: str) -> bool:
+    return version in crds[name].served_versions if name in crds else False
+
+
+def verify_lifecycle(releases: Sequence[Release], policy: Policy) -> Outcome:
+    """Judge the releases, oldest first, by the policy's lifecycle section."""
+    history = History(tuple(releases), policy.lifecycle, breaking_changes(releases, policy))
+    found = [
+        Placed(
+            rule,
+            violation.crd,
+            violation.version,
+            None,
+            Change(
+                None,
+                violation.message,
+                violation.old,
+                violation.new,
+                notes=(*violation.notes, history.timeline(violation.crd, violation.version)),
+                excused=violation.excused,
+            ),
+            step=violation.release,
+        )
+        for rule in rules.ALL_RULES
+        if isinstance(rule, LifecycleRule)
+        for violation in rule.check(history)
+    ]
+    # lifecycle.breaks excuse its findings (each rule reads them), not declared-breaks.
+    unbroken = replace(policy, declared_breaks=())
+    return judge(Changes(tuple(found), len(history.crd_names)), unbroken)
 
 
 @options.guarded
