@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole test suite, set-up included: .venv, the real control plane and helm (built once,
-# then cached), lint, types, then pytest. Extra arguments go to pytest.
+# then cached), lint, types, the layer contracts, then pytest. Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh

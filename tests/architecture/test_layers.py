@@ -1,58 +1,69 @@
-"""The layer contracts, checked from the source: a pure core, thin edges."""
+"""The layer contracts (pyproject.toml, [tool.importlinter]) hold, and cover every part of
+upgrade_guard: a new package or module has to take its place among the layers."""
 
 from __future__ import annotations
 
-import ast
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
-import pytest
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "hook" / "upgrade_guard"
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 
-PACKAGE = Path(__file__).resolve().parents[2] / "hook" / "upgrade_guard"
-MODULES = sorted(PACKAGE.rglob("*.py"))
 
-# Which top-level packages each part of upgrade_guard may import besides the standard library
-# and itself; and which parts of upgrade_guard it may import.
-CORE = {"findings", "schema", "crd", "policy", "engine", "rules", "counters", "lifecycle"}
-ALLOWED_THIRD_PARTY = {
-    "cluster": {"kubernetes", "urllib3"},
-    "load": {"yaml"},
-    "report": {"rich"},
-    "cli": {"typer"},
-    "commands": {"typer"},
+def _contracts() -> list[dict[str, object]]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    contracts: list[dict[str, object]] = config["tool"]["importlinter"]["contracts"]
+    return contracts
+
+
+def test_the_contracts_hold() -> None:
+    done = subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_part_of_the_package_has_its_layer() -> None:
+    parts = {
+        path.stem if path.is_file() else path.name
+        for path in PACKAGE.iterdir()
+        if (path.suffix == ".py" and path.stem not in ("__init__", "__main__"))
+        or (path / "__init__.py").is_file()
+    }
+    layers = next(c for c in _contracts() if c["type"] == "layers")["layers"]
+    assert isinstance(layers, list)
+    layered = {
+        name.strip().removeprefix("upgrade_guard.") for layer in layers for name in layer.split("|")
+    }
+    assert layered == parts
+
+
+# Which parts may import each third-party package the forbidden contracts name.
+ONLY = {
+    "kubernetes": {"cluster"},
+    "urllib3": {"cluster"},
+    "yaml": {"load", "write"},
+    "ryml": {"load", "write"},
+    "cel_expr_python": {"validation"},
+    "jsonpatch": {"validation"},
+    "typer": {"cli", "commands"},
+    "rich": {"report"},
 }
 
 
-def _part(module: Path) -> str:
-    relative = module.relative_to(PACKAGE)
-    return relative.parts[0].removesuffix(".py")
-
-
-def _imports(module: Path) -> set[str]:
-    tree = ast.parse(module.read_text(), str(module))
-    found: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.update(f"{node.module}.{alias.name}" for alias in node.names)
-    return found
-
-
-@pytest.mark.parametrize("module", MODULES, ids=lambda m: str(m.relative_to(PACKAGE)))
-def test_module_imports_respect_its_layer(module: Path) -> None:
-    part = _part(module)
-    allowed = ALLOWED_THIRD_PARTY.get(part, set())
-    for name in _imports(module):
-        top = name.split(".")[0]
-        if top == "upgrade_guard":
-            inner = name.split(".")[1] if "." in name else ""
-            if part in CORE:
-                assert inner in CORE, f"{module.name}: the pure core imports upgrade_guard.{inner}"
-            continue
-        if top in ("kubernetes", "typer", "rich", "yaml", "urllib3"):
-            assert top in allowed, f"{module.name} ({part}) may not import {top}"
-
-
-def test_only_the_cluster_layer_imports_the_kubernetes_client() -> None:
-    importers = {m for m in MODULES if any(n.split(".")[0] == "kubernetes" for n in _imports(m))}
-    assert all(_part(m) == "cluster" for m in importers)
+def test_each_third_party_package_is_kept_to_its_parts() -> None:
+    parts = {
+        name.strip().removeprefix("upgrade_guard.")
+        for layer in next(c for c in _contracts() if c["type"] == "layers")["layers"]
+        for name in layer.split("|")
+    }
+    kept: dict[str, set[str]] = {}
+    for contract in _contracts():
+        if contract["type"] == "forbidden":
+            sources = {s.removeprefix("upgrade_guard.") for s in contract["source_modules"]}
+            for package in contract["forbidden_modules"]:
+                kept[package] = parts - sources
+    assert kept == ONLY

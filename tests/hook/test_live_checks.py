@@ -12,11 +12,13 @@ from crd_builders import NAME, crd, spec_schema, version
 from upgrade_guard.counters import history, live
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding
+from upgrade_guard.images import image_keys
 from upgrade_guard.judging import Changes, Placed, judge
+from upgrade_guard.load.image_table import parse_image_table
 from upgrade_guard.policy import DEFAULT_POLICY, Policy, PolicyError, parse_policy
 from upgrade_guard.report import hook as hook_report
 
-TABLE = live.parse_image_table(
+TABLE = parse_image_table(
     {
         "images": {
             "1.0.0": {"controller-state-version": 2},
@@ -44,7 +46,7 @@ def judged(changes: list[Placed], policy: Policy = DEFAULT_POLICY) -> list[Findi
     ],
 )
 def test_image_keys(reference: str, keys: list[str]) -> None:
-    assert live.image_keys(reference) == keys
+    assert image_keys(reference) == keys
 
 
 PAIRING = [
@@ -69,7 +71,7 @@ def test_pairing(image: str, counters: dict[str, int], refused: str | None) -> N
         assert "goes with image 2.0.0 or 2.0.1" in found[0].message
 
 
-CERT_MANAGER = live.parse_image_table(
+CERT_MANAGER = parse_image_table(
     {
         "images": {
             "v1.18.0": {"controller-state-version": 1},
@@ -142,7 +144,7 @@ def test_a_counter_marked_paired_is_checked_too() -> None:
     policy = parse_policy(
         {"counters": [{"name": "webhook", "rule": "monotonic", "paired-with-image": True}]}, "p"
     )
-    table = live.parse_image_table({"images": {"2.0.0": {"webhook": 1}}}, "t")
+    table = parse_image_table({"images": {"2.0.0": {"webhook": 1}}}, "t")
     found = judged(
         live.pairing_changes(live.LiveFacts({"webhook": 2}, {"image": "op:2.0.0"}, table), policy),
         policy,
@@ -168,7 +170,7 @@ def test_a_counter_marked_paired_is_checked_too() -> None:
 )
 def test_bad_image_tables_are_refused(raw: Any) -> None:
     with pytest.raises(PolicyError, match="images"):
-        live.parse_image_table(raw, "images.yaml")
+        parse_image_table(raw, "images.yaml")
 
 
 def stamped(body: dict[str, Any], **annotations: str) -> Crd:

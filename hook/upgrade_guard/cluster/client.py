@@ -96,6 +96,12 @@ class Api:
     def close(self) -> None:
         self._client.close()
 
+    def __enter__(self) -> Api:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
     def get(self, path: str, what: Resource, query: Mapping[str, Any] | None = None) -> Any:
         """The JSON body at path, or None for 404."""
         url_path = f"{path}?{urlencode(query)}" if query else path

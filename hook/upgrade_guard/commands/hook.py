@@ -13,7 +13,7 @@ import enum
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -22,11 +22,11 @@ import typer
 from upgrade_guard import engine
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history, live
-from upgrade_guard.crd import Crd
+from upgrade_guard.crd import Crd, Source
 from upgrade_guard.findings import ExitCode, Outcome
 from upgrade_guard.judging import Changes, Context, Placed, judge
 from upgrade_guard.load.crds import crds_from
-from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, load_documents
+from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError, load_documents
 from upgrade_guard.load.image_table import read_image_table
 from upgrade_guard.policy import CONTROLLER_STATE_VERSION, Policy, PolicyError
 from upgrade_guard.report import REPORTERS
@@ -200,13 +200,11 @@ def hook(
     # Imported here: the kubernetes client takes a third of a second to import, and only the
     # hook talks to a cluster.
     from upgrade_guard.cluster.client import ClusterError
-    from upgrade_guard.cluster.live import read_live
 
     try:
-        cluster = read_live(
+        cluster = _read_cluster(
             chart, chosen, kubeconfig=kubeconfig, context=context, deadline=started + timeout
         )
-        cluster = replace(cluster, crds=history.normalized(cluster.crds))
         outcome = _judge(
             chart,
             cluster.crds,
@@ -244,6 +242,55 @@ def hook(
         f" {major}.{minor} in {cluster.requests} requests; {time.monotonic() - started:.1f}s"
     )
     _emit(outcome, phase, len(chart), output, footer, log)
+
+
+@dataclass(frozen=True)
+class _Cluster:
+    server_version: tuple[int, int]
+    crds: dict[str, Crd]  # the chart's CRDs the cluster has, by name, normalized
+    written_state: list[live.WrittenState]
+    requests: int
+
+
+def _read_cluster(
+    chart: Mapping[str, Crd],
+    policy: Policy,
+    *,
+    kubeconfig: str | None,
+    context: str | None,
+    deadline: float,
+) -> _Cluster:
+    """The server version, the chart's CRDs the cluster has, and the state written in the
+    cluster: read raw inside one deadline, made sense of here."""
+    from upgrade_guard.cluster.client import Api, ClusterError, load_configuration
+    from upgrade_guard.cluster.state import values_at
+
+    with Api(load_configuration(kubeconfig, context), deadline) as api:
+        version = api.server_version()
+        documents = [
+            Document(Source(f"cluster: customresourcedefinitions/{name}"), 0, body)
+            for name, body in api.get_crds(chart).items()
+            if body is not None
+        ]
+        try:
+            crds = crds_from(documents, validate=False)
+        except LoadError as error:
+            raise ClusterError(f"cannot read a live CRD: {error}") from None
+        written = live.live_state(crds, policy)
+        for location in policy.stored_state:
+            at = live.stored_state_version(location, crds)
+            if at is None:
+                continue
+            for holder, value in values_at(api, location.group, at, location.plural, location.path):
+                state = live.written_in(location, holder, value)
+                if state is None:
+                    raise ClusterError(
+                        f"{location.resource} {holder}: {'.'.join(location.path)} is not a"
+                        " canonical positive decimal, so the state version it holds cannot be"
+                        " read"
+                    )
+                written.append(state)
+        return _Cluster(version, history.normalized(crds), written, api.attempts)
 
 
 def _with_evidence(

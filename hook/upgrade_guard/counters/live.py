@@ -15,7 +15,6 @@ judge (``judging``) makes a finding of:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,12 +22,13 @@ from typing import Any
 from upgrade_guard.counters.history import annotations_of, stamped_number
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change
+from upgrade_guard.images import ImageTable, image_keys
 from upgrade_guard.judging import Placed
 from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
     SCHEMA_VERSION,
     Policy,
-    PolicyError,
+    StoredState,
     canonical_number,
 )
 from upgrade_guard.rules import (
@@ -44,73 +44,6 @@ from upgrade_guard.rules.base import HookCheck
 
 ALL_CRDS = "(all CRDs)"
 SHOWN_NAMES = 5
-
-
-_DIGEST_REF = re.compile(r"@(sha256:[0-9a-f]{64})\Z")
-_TAG = re.compile(r":([\w][\w.-]{0,127})\Z")
-
-
-@dataclass(frozen=True)
-class ImageTable:
-    """Which controller image compiles which counters, by tag or digest (``sha256:...``)."""
-
-    source: str
-    images: Mapping[str, Mapping[str, int]]
-
-    def entry_for(self, reference: str) -> tuple[str, Mapping[str, int]] | None:
-        """The key (digest first, then tag) and counters the table has for an image."""
-        for key in image_keys(reference):
-            if key in self.images:
-                return key, self.images[key]
-        return None
-
-    def keys_with(self, counters: Mapping[str, int]) -> list[str]:
-        """The table's tags and digests whose counters include these."""
-        return sorted(
-            key
-            for key, known in self.images.items()
-            if all(known.get(name) == value for name, value in counters.items())
-        )
-
-
-def image_keys(reference: str) -> list[str]:
-    """An image reference's digest and tag, in the order the table is searched:
-    ``repo:1.2@sha256:...`` gives the digest and ``1.2``; ``repo`` alone gives ``latest``."""
-    keys: list[str] = []
-    rest = reference.strip()
-    found = _DIGEST_REF.search(rest)
-    if found:
-        keys.append(found.group(1))
-        rest = rest[: found.start()]
-    last = rest.rsplit("/", 1)[-1]
-    tag = _TAG.search(last)
-    if tag:
-        keys.append(tag.group(1))
-    elif not found:
-        keys.append("latest")
-    return keys
-
-
-def parse_image_table(raw: Any, source: str) -> ImageTable:
-    """``images: {TAG-or-DIGEST: {COUNTER: N, ...}, ...}``; refuses anything else."""
-    images = raw.get("images") if isinstance(raw, Mapping) else None
-    if not isinstance(raw, Mapping) or set(raw) != {"images"} or not isinstance(images, Mapping):
-        raise PolicyError(f"{source}: an image table is a mapping with one key, images")
-    table: dict[str, dict[str, int]] = {}
-    for key, counters in images.items():
-        where = f"{source}: images.{key}"
-        if not isinstance(counters, Mapping) or not counters:
-            raise PolicyError(f"{where}: expected a mapping of counter name to value")
-        parsed: dict[str, int] = {}
-        for name, value in counters.items():
-            number = canonical_number(value)
-            if number is None:
-                raise PolicyError(f"{where}.{name}: expected a canonical positive decimal")
-            parsed[str(name)] = number
-        table[str(key)] = parsed
-    if not table:
-        raise PolicyError(f"{source}: images is empty")
-    return ImageTable(source, table)
 
 
 @dataclass(frozen=True)
@@ -291,6 +224,24 @@ def schema_changes(
             )
         )
     return findings
+
+
+def stored_state_version(location: StoredState, live: Mapping[str, Crd]) -> str | None:
+    """The version to list location's objects at, or None when its CRD does not exist
+    (nothing stored)."""
+    if location.version is not None:
+        return location.version
+    crd = live.get(location.resource)
+    return None if crd is None else crd.storage_version
+
+
+def written_in(location: StoredState, holder: str, value: Any) -> WrittenState | None:
+    """The state version an object holds at location's path; None when the value is no
+    canonical positive decimal."""
+    number = canonical_number(value)
+    if number is None:
+        return None
+    return WrittenState(number, f"{location.resource} {holder} ({'.'.join(location.path)})")
 
 
 def live_state(live: Mapping[str, Crd], policy: Policy) -> list[WrittenState]:
