@@ -42,7 +42,6 @@ class Change:
     message: str
     old: Any = None
     new: Any = None
-    keyword: str | None = None
     ratchetable: bool = False
     since: tuple[int, int] | None = None
     severity: Severity | None = None

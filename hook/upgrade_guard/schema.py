@@ -53,11 +53,6 @@ def render_path(path: Path) -> str:
     return "".join(parts)
 
 
-def is_below(path: Path, ancestor: Path) -> bool:
-    """True when path lies strictly inside ancestor."""
-    return len(path) > len(ancestor) and path[: len(ancestor)] == ancestor
-
-
 class Position(NamedTuple):
     """One schema position directly inside a node: ``keyword``, then ``key`` (the property
     name under properties, the index under allOf/anyOf/oneOf, else None) and the schema

@@ -40,7 +40,7 @@ from typing import Any
 from upgrade_guard import engine
 from upgrade_guard.counters import digest
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Finding, Outcome
+from upgrade_guard.findings import Change, Outcome
 from upgrade_guard.judging import Changes, Context, Placed, Release, judge
 from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
@@ -109,10 +109,6 @@ class History:
     @property
     def safe(self) -> bool:
         return self.outcome.safe
-
-    @property
-    def reasons(self) -> list[Finding]:
-        return [finding for finding in self.outcome.findings if finding.refuses]
 
 
 def _finding(

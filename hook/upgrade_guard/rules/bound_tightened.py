@@ -53,7 +53,6 @@ def _numeric_changes(old: Node, new: Node) -> Iterator[Change]:
                 f"{bound} tightened: {_describe(before, symbol)} -> {_describe(after, symbol)}",
                 None if before is None else before[0],
                 after[0],
-                keyword=bound,
                 ratchetable=True,
             )
 
@@ -70,7 +69,6 @@ def _count_changes(old: Node, new: Node) -> Iterator[Change]:
                 f"{keyword} tightened: {'none' if before is None else before} -> {after}",
                 before,
                 after,
-                keyword=keyword,
                 ratchetable=True,
             )
 

@@ -36,9 +36,9 @@ def compare(at: schema.Location) -> Iterator[Change]:
             continue
         before = old_plain.get(keyword)
         if before is None:
-            yield Change((), f"{keyword} added", None, after, keyword=keyword, ratchetable=True)
+            yield Change((), f"{keyword} added", None, after, ratchetable=True)
         elif not schema.same_value(before, after):
-            yield Change((), f"{keyword} changed", before, after, keyword=keyword, ratchetable=True)
+            yield Change((), f"{keyword} changed", before, after, ratchetable=True)
 
 
 RULE = PropertyRule(

@@ -20,8 +20,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import jsonpatch
-
 from . import cel_rules, embedded, listtypes, readback, values
 from .correlation import Correlation
 from .openapi import OpenAPIValidator
@@ -52,11 +50,6 @@ class Judgement:
     update: Attempt
     status: Attempt
 
-    @property
-    def harmed(self) -> bool:
-        """Hurt on read or on the writes a controller makes anyway."""
-        return bool(self.read_changes) or self.update.refused or self.status.refused
-
 
 class Judge:
     """One CRD version's root schema (``openAPIV3Schema``) for one Kubernetes version."""
@@ -79,10 +72,6 @@ class Judge:
     def read(self, stored: dict[str, Any]) -> dict[str, Any]:
         """What a GET returns for ``stored`` (read-only: it shares parts with it)."""
         return readback.coerce(stored, self.schema)[0]
-
-    def read_patch(self, stored: dict[str, Any]) -> jsonpatch.JsonPatch:
-        """The RFC 6902 patch from ``stored`` to what a GET returns."""
-        return readback.coerce(stored, self.schema)[1]
 
     def judge(self, stored: dict[str, Any]) -> Judgement:
         read, patch = readback.coerce(stored, self.schema)

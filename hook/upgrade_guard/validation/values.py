@@ -147,7 +147,3 @@ def walk_remembered(
             memo[(id(item), id(child_schema))] = remembered
         found += remembered[1]
     return found
-
-
-def is_plain_key(key: str) -> bool:
-    return bool(_PLAIN_KEY.match(key))
