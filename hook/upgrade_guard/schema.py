@@ -228,11 +228,21 @@ def paired_locations(
 # its stored nulls dropped on read, as measured on v1.35.4). Never modified.
 ANY_VALUE: Node = {"x-kubernetes-preserve-unknown-fields": True, "nullable": True}
 # The fields every resource (the root, an x-kubernetes-embedded-resource) holds whether or
-# not its schema declares them; metadata is pruned by ObjectMeta's rules, not by the schema.
+# not its schema declares them; metadata is pruned by ObjectMeta's rules, not by the schema,
+# so what a schema declares in it only adds constraints to the fields ObjectMeta holds.
+_STRING: Node = {"type": "string"}
+_STRING_MAP: Node = {"type": "object", "additionalProperties": _STRING}
+OBJECT_META_FIELDS: Mapping[str, Node] = {
+    "name": _STRING,
+    "generateName": _STRING,
+    "namespace": _STRING,
+    "labels": _STRING_MAP,
+    "annotations": _STRING_MAP,
+}
 RESOURCE_FIELDS: Mapping[str, Node] = {
-    "apiVersion": {"type": "string"},
-    "kind": {"type": "string"},
-    "metadata": {"type": "object"},
+    "apiVersion": _STRING,
+    "kind": _STRING,
+    "metadata": {"type": "object", "properties": OBJECT_META_FIELDS},
 }
 
 
@@ -247,17 +257,31 @@ def _governing(node: Node, found: dict[str, Node], part: str, root: bool) -> Nod
     """The schema node (with found, its children) applies to the value at segment part, or
     None where the apiserver prunes that value (nothing can be stored there)."""
     child = found.get(part)
+    resource = root or node.get("x-kubernetes-embedded-resource") is True
+    if part == "metadata" and resource:
+        return _object_meta(child)
     if child is not None:
         return child
     if part not in (ITEMS, ADDITIONAL):
         child = found.get(ADDITIONAL)
         if child is not None:
             return child
-        if root or node.get("x-kubernetes-embedded-resource") is True:
+        if resource:
             child = RESOURCE_FIELDS.get(part)
             if child is not None:
                 return child
     return ANY_VALUE if preserves_unknown_fields(node) else None
+
+
+def _object_meta(declared: Node | None) -> Node:
+    """A resource's metadata as the apiserver holds it: ObjectMeta's fields, with what the
+    schema declares for them."""
+    if declared is None:
+        return RESOURCE_FIELDS["metadata"]
+    properties = declared.get("properties")
+    if not isinstance(properties, Mapping):
+        properties = {}
+    return {**declared, "properties": {**OBJECT_META_FIELDS, **properties}}
 
 
 def differing_keywords(old: Node, new: Node) -> frozenset[str]:

@@ -177,6 +177,7 @@ _CONFIGMAP = {"apiVersion": "v1", "kind": "ConfigMap"}
 _KEEPS = {"x-kubernetes-preserve-unknown-fields": True}
 _LOOSE = {**_KEEPS, "nullable": True}  # any value, null included: what a kept node holds
 _EMBEDDED_FLAG = {"x-kubernetes-embedded-resource": True}
+_NAMED = obj({"name": with_(STR, maxLength=20)})
 _TYPED_RESOURCE = {"data": STR, "apiVersion": STR, "kind": STR, "metadata": obj()}
 
 SCENARIOS: tuple[Scenario, ...] = (
@@ -831,6 +832,33 @@ SCENARIOS: tuple[Scenario, ...] = (
         ),
     ),
     Scenario(
+        # The root's metadata holds ObjectMeta's fields whether declared or not: a constraint
+        # declared on metadata.name applies to every stored name (each object's name is its
+        # claim key, 26 characters and more).
+        "rootmeta",
+        old=root_schema(),
+        new={**root_schema(), "properties": {**root_schema()["properties"], "metadata": _NAMED}},
+        claims=(c("root-metadata-name-declared-with-max-length", "metadata.name", PLAIN, "UG208"),),
+    ),
+    Scenario(
+        "rootmetas",
+        old=root_schema(),
+        new={
+            **root_schema(),
+            "properties": {**root_schema()["properties"], "metadata": obj({"name": STR})},
+        },
+        claims=(allowed("root-metadata-name-declared-as-string", "metadata.name", PLAIN, "UG208"),),
+    ),
+    Scenario(
+        "rootmetad",
+        old={
+            **root_schema(),
+            "properties": {**root_schema()["properties"], "metadata": obj({"name": STR})},
+        },
+        new=root_schema(),
+        claims=(allowed("root-metadata-declaration-dropped", "metadata", PLAIN, "UG201"),),
+    ),
+    Scenario(
         # Ratcheting pairs old and new values field by field through the schema: a field no
         # schema declares never pairs, so an object holding one is never unchanged and a
         # constraint on it is not ratcheted (k8s.io/apiserver pkg/cel/common/equality.go).
@@ -944,7 +972,12 @@ SCENARIOS: tuple[Scenario, ...] = (
         new=root_schema(
             {
                 "tmpl": obj(
-                    {"data": STR, "apiVersion": STR, "kind": with_(STR, enum=["ConfigMap"])},
+                    {
+                        "data": STR,
+                        "apiVersion": STR,
+                        "kind": with_(STR, enum=["ConfigMap"]),
+                        "metadata": obj({"name": with_(STR, maxLength=3)}),
+                    },
                     **{"x-kubernetes-embedded-resource": True},
                 )
             }
@@ -955,6 +988,12 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "spec.tmpl.kind",
                 {"tmpl": {"apiVersion": "v1", "kind": "Secret"}},
                 "UG207",
+            ),
+            c(
+                "embedded-metadata-name-declared-with-max-length",
+                "spec.tmpl.metadata.name",
+                {"tmpl": {**_CONFIGMAP, "metadata": {"name": "long-name", "labels": {"a": "b"}}}},
+                "UG208",
             ),
             allowed(
                 "embedded-api-version-declared-as-string",

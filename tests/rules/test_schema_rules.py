@@ -523,6 +523,31 @@ def test_schema_change(
     assert flagged(field_crd(old), field_crd(new)) == expected
 
 
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        pytest.param(obj(name=STR), set(), id="name declared as a string: not flagged"),
+        pytest.param(
+            obj(name={**STR, "maxLength": 20}),
+            {("UG208", "metadata.name")},
+            id="name declared with maxLength: every stored name is judged",
+        ),
+        pytest.param(
+            obj(labels={"type": "object", "additionalProperties": STR}),
+            set(),
+            id="labels declared as they are held: not flagged",
+        ),
+    ],
+)
+def test_root_metadata_holds_object_meta_whatever_is_declared(
+    metadata: dict[str, Any], expected: set[tuple[str, str]]
+) -> None:
+    old = crd(version(schema=obj(spec=obj(a=STR))))
+    new = crd(version(schema=obj(metadata=metadata, spec=obj(a=STR))))
+    assert flagged(old, new) == expected
+    assert flagged(new, old) == set()  # dropping the declaration prunes nothing
+
+
 def test_root_that_kept_unknown_fields_judges_spec_not_the_resource_fields() -> None:
     """A root schema that kept everything, then declared: apiVersion, kind and metadata are
     always there as strings and an object, so only spec's declaration is judged."""

@@ -9,7 +9,8 @@ and before it stores one, so every stored value there vanishes from reads at onc
 at the next write. This is silent data loss, not a validation error.
 
 Allowed: the same removal under a parent that sets x-kubernetes-preserve-unknown-fields: true
-or declares additionalProperties, so the values are kept.
+or declares additionalProperties, so the values are kept; apiVersion, kind or metadata of
+the root or of an embedded resource, which the apiserver keeps whether declared or not.
 """
 
 from __future__ import annotations
@@ -21,15 +22,19 @@ from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
 
 
-def _keeps_unknown(node: schema.Node, part: str) -> bool:
+def _keeps(at: schema.Location, part: str) -> bool:
+    node = at.new
     if schema.preserves_unknown_fields(node):
+        return True
+    resource = not at.path or node.get("x-kubernetes-embedded-resource") is True
+    if resource and part in schema.RESOURCE_FIELDS:
         return True
     return part != schema.ADDITIONAL and node.get("additionalProperties") not in (None, False)
 
 
 def compare(at: schema.Location) -> Iterator[Change]:
     for part in at.old_children:
-        if part not in at.new_children and not _keeps_unknown(at.new, part):
+        if part not in at.new_children and not _keeps(at, part):
             yield Change((part,), "removed from the schema: stored values are pruned on read")
 
 
