@@ -72,6 +72,7 @@ def changes_between(
     only ``storage_version_only`` counts here, which scoping it to a release keeps."""
     raw: list[Placed] = []
     compared = 0
+    unchanged: set[str] = set()
     for name in sorted(old.keys() | new.keys() if names is None else names):
         before, after = old.get(name), new.get(name)
         if before is None:
@@ -81,8 +82,11 @@ def changes_between(
             raw.append(Placed(crd_removed.RULE, name, None, None, removed))
             continue
         compared += 1
+        if before.spec == after.spec:
+            unchanged.add(name)
         raw.extend(_crd_changes(before, after, policy))
-    return Changes(tuple(raw), compared)
+    given = set(old.keys() | new.keys() if names is None else names)
+    return Changes(tuple(raw), compared, frozenset(unchanged), frozenset(given - unchanged))
 
 
 def _raw(

@@ -42,15 +42,33 @@ class Placed:
 @dataclass(frozen=True)
 class Changes:
     """What the rules find before the policy judges it: the changes in CRD name order, and
-    how many CRDs were compared. Changes of disjoint sets of names add up (``merged``) to the
-    changes of all of them."""
+    how many CRDs were compared. ``unchanged``: the CRDs whose spec is the same on both sides
+    (a release already applied), ``changed``: the others either side has. Changes of
+    disjoint sets of names add up (``merged``) to the changes of all of them."""
 
     raw: tuple[Placed, ...]
     crds_compared: int = 0
+    unchanged: frozenset[str] = frozenset()
+    changed: frozenset[str] = frozenset()
 
     def merged(self, other: Changes) -> Changes:
         raw = sorted(self.raw + other.raw, key=lambda item: item.crd)  # stable: same order
-        return Changes(tuple(raw), self.crds_compared + other.crds_compared)
+        return Changes(
+            tuple(raw),
+            self.crds_compared + other.crds_compared,
+            self.unchanged | other.unchanged,
+            self.changed | other.changed,
+        )
+
+    def idle(self, declared: DeclaredBreak) -> bool:
+        """Whether a break is for CRDs this comparison finds unchanged only: the release it
+        was declared for is applied (the live CRD already equals the chart's), so it excuses
+        nothing here and is not stale either (a value change, a rollback to the deployed
+        revision). A break for a CRD that did change and excuses nothing is."""
+        pattern = glob_pattern(declared.crd)
+        return any(pattern.match(name) for name in self.unchanged) and not any(
+            pattern.match(name) for name in self.changed
+        )
 
 
 @dataclass(frozen=True)
@@ -109,7 +127,7 @@ def judge(
                 finding = replace(finding, excused=item.change.excused)
         ordered.append((item.step, finding))
     used = {id(declared) for declared in excused_by.values()}
-    unused = [declared for declared in active if id(declared) not in used]
+    unused = [d for d in active if id(d) not in used and not changes.idle(d)]
     ordered.extend((0, finding) for finding in _unused(unused, excusable, policy))
     ordered.sort(key=lambda pair: (pair[1].crd, pair[0], *report_order(pair[1])[1:]))
     return Outcome(

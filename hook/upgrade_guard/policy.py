@@ -457,11 +457,15 @@ def _crd_glob(names: set[str]) -> str:
     return ("*" if single_label else "**") + "".join(f".{label}" for label in shared)
 
 
-def declared_break_entries(findings: Iterable[Finding]) -> list[tuple[int, dict[str, Any]]]:
+def declared_break_entries(
+    findings: Iterable[Finding], schema_version: int | None = None
+) -> list[tuple[int, dict[str, Any]]]:
     """Policy entries, with ``reason: ""`` to fill in, that would excuse every refusing
     finding: findings of one rule with the same change (old -> new) become one group entry;
     the others one entry per place (CRD, rule, version, path). Each comes with the number
-    of findings it covers; groups come first, so they match before any place entry."""
+    of findings it covers; groups come first, so they match before any place entry. With
+    the schema version the release ships, each entry carries it, so it applies to that
+    release only and later releases (a value change, a rollback way out) skip it."""
     changes: dict[tuple[str, str, str], list[Finding]] = {}
     for finding in findings:
         if finding.refuses and rules.lookup(finding.code) is not None:
@@ -483,7 +487,8 @@ def declared_break_entries(findings: Iterable[Finding]) -> list[tuple[int, dict[
         if path is not None:
             entry["path"] = path
         entries.append((len(members), entry))
-    return [(count, {**entry, "reason": ""}) for count, entry in entries]
+    shipped = {} if schema_version is None else {"schema-version": schema_version}
+    return [(count, {**entry, **shipped, "reason": ""}) for count, entry in entries]
 
 
 # --- API lifecycle (verify-lifecycle): the `lifecycle:` section, parsed in lifecycle/settings

@@ -33,7 +33,8 @@ One entry for many findings:
       reason: empty strings were never valid for the controller.
 
 Writing them: `upgrade-guard diff OLD NEW --declare-breaks` appends every finding that
-refuses to the policy, grouped as above, each with reason: "". The policy is refused until
+refuses to the policy, grouped as above, each with reason: "" (and schema-version: N when
+the new CRDs rise to schema version N). The policy is refused until
 every reason says why, so nothing is excused by accident. Read each entry before filling it.
 
 Releases: with stamped CRDs, add schema-version: N to a break that ships with schema version
@@ -41,7 +42,8 @@ N. verify-history, diff and the hook then use it only for the release that cross
 finding it would have excused in another release carries a note saying why it did not.
 
 Stale entries: a break that excuses nothing is itself an error (UG902), with the nearest CRD
-or path when it looks misspelt, so an old declaration cannot hide a later break.
+or path when it looks misspelt, so an old declaration cannot hide a later break. A break
+whose CRDs are all unchanged (the live CRD already equals the chart's) is idle, not stale.
 """
 
 TOPICS: dict[str, str] = {"declared-breaks": DECLARED_BREAKS}

@@ -173,6 +173,27 @@ def test_a_new_crd_and_an_unchanged_one(cluster: Cluster, namespace: str, tmp_pa
     assert "read 1 live of 2 chart CRDs" in run.stdout, run
 
 
+def test_a_declared_break_of_an_applied_release_does_not_block_the_next_upgrade(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """The break that let spec.a become required is idle once the live CRD equals the chart
+    (an upgrade that changes a value only, a rollback to the deployed revision): SAFE. Beside
+    it, a chart that changes the CRD otherwise: the break matches nothing and is refused."""
+    group = new_group()
+    chart = widget_crd(group, {"a": STRING}, required=["a"])
+    apply(cluster, chart)
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(yaml.safe_dump({"declared-breaks": [
+        {"crd": f"widgets.{group}", "rule": "required-added", "version": "v1",
+         "path": "spec.a", "reason": "every widget has had an a since 1.0"}]}))  # fmt: skip
+    account = guard_account(cluster, namespace, [chart])
+    same = run_hook(account, [chart], tmp_path, "--policy", str(policy))
+    assert same.code == 0, same
+    changed = widget_crd(group, {"a": STRING, "b": STRING}, required=["a", "b"])
+    other = run_hook(account, [changed], tmp_path, "--policy", str(policy))
+    assert other.code == 1 and other.codes() == {"UG202", "UG902"}, other
+
+
 def test_stored_version_dropped(cluster: Cluster, namespace: str, tmp_path: Path) -> None:
     group = new_group()
     apply(cluster, widget_crd(group, {"a": STRING}, versions=("v1alpha1",)))

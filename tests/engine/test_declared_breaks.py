@@ -265,3 +265,50 @@ def test_the_break_for_the_crossed_version_applies_without_a_note(tmp_path: Path
     result = run(tmp_path, "diff", "old.yaml", "new.yaml", "--output", "json")
     assert result.returncode == 0, result.stdout
     assert all(f["excused"] and not f["notes"] for f in json.loads(result.stdout)["findings"])
+
+
+# A declared break without a schema version, as `--declare-breaks` wrote them before it
+# wrote one: once the release it was declared for is applied (live == chart), it excuses
+# nothing and is idle, not stale; on a comparison where its CRD does change, matching nothing
+# is still refused.
+UNSCOPED = entry(old=None, new=1)
+OTHER_CHANGE = two_receivers({"type": "string", "maxLength": 9})
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "refused_codes"),
+    [
+        pytest.param(NEW, NEW, [], id="live-equals-chart: idle"),
+        pytest.param(OLD, NEW, [], id="the release it was declared for: excuses"),
+        pytest.param(NEW, OTHER_CHANGE, ["UG208", "UG902"], id="a real change it misses: stale"),
+    ],
+)
+def test_a_declared_break_stays_true_across_releases(
+    old: dict[str, Any], new: dict[str, Any], refused_codes: list[str]
+) -> None:
+    outcome = compare(old, new, policy=parse_policy({"declared-breaks": [UNSCOPED]}, "p"))
+    assert sorted({f.code for f in outcome.findings if f.refuses}) == refused_codes
+
+
+def test_declare_breaks_writes_the_schema_version_the_release_ships(tmp_path: Path) -> None:
+    """The entries apply to the release they were written for: after it (live == chart, at
+    the same schema version) and on the next one (a different change), they are skipped,
+    not refused as unused."""
+    (tmp_path / ".git").mkdir()
+    for name, body in (("v2", stamped(OLD, 2)), ("v3", stamped(NEW, 3)),
+                       ("v4", stamped(OTHER_CHANGE, 4))):  # fmt: skip
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(body))
+    declared = run(tmp_path, "diff", "v2.yaml", "v3.yaml", "--declare-breaks")
+    assert declared.returncode == 1, declared.stdout
+    policy = tmp_path / ".upgrade-guard.yaml"
+    written = yaml.safe_load(policy.read_text())["declared-breaks"]
+    assert [b["schema-version"] for b in written] == [3]
+    policy.write_text(policy.read_text().replace('reason: ""', "reason: names were never empty"))
+    assert run(tmp_path, "diff", "v2.yaml", "v3.yaml").returncode == 0
+    same = run(tmp_path, "diff", "v3.yaml", "v3.yaml", "--output", "json")
+    assert same.returncode == 0, same.stdout
+    assert json.loads(same.stdout)["findings"] == []
+    later = run(tmp_path, "diff", "v3.yaml", "v4.yaml", "--output", "json")
+    assert later.returncode == 1
+    codes = {f["code"] for f in json.loads(later.stdout)["findings"]}
+    assert "UG208" in codes and "UG902" not in codes  # the new change, not the old break

@@ -12,15 +12,17 @@ from upgrade_guard import diffing
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history
 from upgrade_guard.findings import Outcome
-from upgrade_guard.judging import Context, judge
+from upgrade_guard.judging import Context, Release, judge
 from upgrade_guard.load import locations
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.policy import declared_break_entries
 from upgrade_guard.write import declared_breaks
 
 
-def _declare_breaks(outcome: Outcome, policy: str | None) -> None:
-    entries = declared_break_entries(outcome.findings)
+def _declare_breaks(outcome: Outcome, policy: str | None, release: Release) -> None:
+    """The entries carry the schema version this comparison rises to, when it rises."""
+    rises = release.after is not None and release.after > (release.before or 0)
+    entries = declared_break_entries(outcome.findings, release.after if rises else None)
     if not entries:
         typer.echo("upgrade-guard: nothing to declare: no finding refuses", err=True)
         return
@@ -84,5 +86,5 @@ def diff(
         outcome = replace(outcome, findings=locations.located(outcome.findings, after))
     options.write_report(outcome, output)
     if declare_breaks:
-        _declare_breaks(outcome, policy)
+        _declare_breaks(outcome, policy, release)
     raise typer.Exit(int(outcome.exit_code))

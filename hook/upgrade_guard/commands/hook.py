@@ -339,7 +339,7 @@ def _judge(
     own = (*pairing, *live.schema_changes(chart, live_crds, policy), *live.state_changes(state))
     release = history.release_of(policy, live_crds, chart)
     return judge(
-        Changes(own + compared.raw, compared.crds_compared),
+        replace(compared, raw=own + compared.raw),
         policy,
         Context(server_version, release),
     )

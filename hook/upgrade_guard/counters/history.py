@@ -41,7 +41,7 @@ from upgrade_guard import engine
 from upgrade_guard.counters import digest
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Outcome
-from upgrade_guard.judging import Changes, Context, Placed, Release, judge
+from upgrade_guard.judging import Context, Placed, Release, judge
 from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
     SCHEMA_DIGEST,
@@ -445,7 +445,7 @@ def verify_history(
         for counter in _counters_in_play(policy, baseline, candidate)
     )
     outcome = judge(
-        Changes(tuple(findings) + engine_changes, compared.crds_compared),
+        replace(compared, raw=tuple(findings) + engine_changes),
         replace(policy, declared_breaks=versioned),
         Context(release=Release(before, after)),
     )

@@ -35,6 +35,10 @@ _WAYS_OUT = {
         " version from status.storedVersions, then drop it from the chart"
     ),
     "UG106": "serve the new version for one release before making it the storage version",
+    "UG902": (
+        "the chart's policy declares a break this upgrade does not match: the chart's authors"
+        " remove it or scope it with schema-version: N (the release it ships with)"
+    ),
     "UG601": "deploy the image that goes with this chart, or add the image to the chart's table",
     "UG602": (
         "deploy the image that goes with this chart (helm upgrade --reset-then-reuse-values,"
