@@ -176,8 +176,7 @@ def test_the_base_compares_clean_with_itself() -> None:
 
 @pytest.mark.parametrize("code", sorted(CHANGES))
 def test_each_kind_of_change_the_engine_reports_changes_the_digest(code: str) -> None:
-    if code not in rules.BY_CODE:
-        pytest.skip(f"{code} is not a rule of this engine")
+    assert code in rules.BY_CODE, f"a row for {code}, which is no rule: drop the row"
     old = base()
     change = CHANGES[code]
     if change is REMOVED:
