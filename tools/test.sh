@@ -22,6 +22,7 @@ tools/image/build.sh
 .venv/bin/ruff check hook tests tools
 .venv/bin/ruff format --check hook tests tools
 .venv/bin/mypy
+.venv/bin/lint-imports --no-cache
 # The docs site, strictly (a broken link or anchor fails), built outside the tree.
 site=$(mktemp -d)
 trap 'rm -rf "$site"' EXIT
