@@ -120,10 +120,24 @@ def _crd_changes(old: Crd, new: Crd, policy: Policy) -> Iterator[Placed]:
 
 
 def _versions_to_compare(old: Crd, new: Crd, policy: Policy) -> list[str]:
+    """The versions whose old schema reached objects or clients (served, or objects stored
+    at it: read with it) and whose new one will. A version the old CRD neither served nor
+    stored validated nothing: what its new schema does to objects written through the other
+    versions is what served versions disagree on (UG110)."""
     wanted = {old.storage_version, new.storage_version}
     if not policy.storage_version_only:
         wanted.update(new.served_versions)
-    return [version for version in new.versions if version in old.versions and version in wanted]
+    reached = _reached(old)
+    return [
+        version
+        for version in new.versions
+        if version in old.versions and version in wanted and version in reached
+    ]
+
+
+def _reached(crd: Crd) -> set[str]:
+    """The versions whose schema applied to objects: served ones, and those stored at."""
+    return {*crd.served_versions, *crd.stored_versions}
 
 
 def schema_changes(old: schema.Node, new: schema.Node) -> list[SchemaChange]:
@@ -231,7 +245,7 @@ def _served_pair_changes(old: Crd, new: Crd) -> Iterator[Placed]:
     for first, second in combinations(new.served_versions, 2):
         new_pair = (new.schema_of(first), new.schema_of(second))
         old_pair = None
-        if first in old.versions and second in old.versions:
+        if {first, second} <= _reached(old):
             old_pair = (old.schema_of(first), old.schema_of(second))
         # Where both pairs hold the very same subtrees (what the two sides of a diff share),
         # they disagree alike: neither walk looks there.

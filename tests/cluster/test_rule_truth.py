@@ -1459,3 +1459,67 @@ def test_storage_move_rollback(
         assert trial.get("written-as-v1", version="v1")["spec"] == PLAIN
     else:
         rollback.expect_refused('status.storedVersions[1]: Invalid value: "v1"')
+
+
+def _bound_in_second_version(served_before: bool) -> tuple[Any, Any]:
+    """v1 stores; v1alpha1 bounds spec.n at 200, served or not, then serves it at 10."""
+    plural = f"unserved{secrets.token_hex(3)}s"
+    loose = root_schema({"n": INT})
+
+    def crd(bound: int, served: bool) -> Any:
+        bounded = root_schema({"n": with_(INT, maximum=bound)})
+        return crd_body(
+            plural,
+            [
+                version_entry("v1", loose),
+                version_entry("v1alpha1", bounded, storage=False, served=served),
+            ],
+        )
+
+    return crd(200, served_before), crd(10, True)
+
+
+@pytest.mark.parametrize(
+    ("served_before", "expected"),
+    [
+        pytest.param(
+            False,
+            {("UG110", "v1->v1alpha1", "spec.n", Severity.WARNING)},
+            id="unserved-version-served-judged-by-what-the-others-wrote",
+        ),
+        pytest.param(
+            True,
+            {("UG208", "v1alpha1", "spec.n", Severity.WARNING)},
+            id="served-version-judged-by-its-own-schema",
+        ),
+    ],
+)
+def test_a_version_first_served(
+    cluster: Cluster, served_before: bool, expected: set[tuple[str, str, str, Severity]]
+) -> None:
+    """Issue 22 §3: a version the old CRD did not serve validated nothing, so its old bound
+    (200) says nothing; what counts is what the other versions wrote (no bound) against the
+    new one (10). Either way an object holding 150 passes an UPDATE through v1alpha1
+    (ratcheted) and a CREATE through it is refused."""
+    namespace = f"unserved-{secrets.token_hex(3)}"
+    cluster.admin.ensure_namespace(namespace)
+    old, new = _bound_in_second_version(served_before)
+    trial = CRDTrial(cluster.admin, namespace)
+    trial.apply_crd(old).expect_allowed()
+    written_as = "v1alpha1" if served_before else "v1"
+    stored = {"metadata": {"name": "n150"}, "spec": {"n": 150}}
+    trial.create(stored, version=written_as).expect_allowed()
+    live = {**old, "status": {"storedVersions": trial.stored_versions()}}
+    trial.apply_crd(new).expect_allowed()
+    update = trial.update(
+        "n150", lambda o: o["spec"].update({"touch": "touched"}), version="v1alpha1"
+    )
+    update.expect_allowed()
+    copy = {"metadata": {"name": "n150-copy"}, "spec": {"n": 150}}
+    trial.create(copy, version="v1alpha1", dry_run=True).expect_refused(
+        "should be less than or equal to 10"
+    )
+    name = old["metadata"]["name"]
+    outcome = engine.compare_crds({name: Crd(live)}, {name: Crd(new)}, kube_version=KUBE_VERSION)
+    found = {(f.code, f.version, f.path, f.severity) for f in outcome.findings}
+    assert found == expected

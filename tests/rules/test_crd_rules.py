@@ -196,6 +196,35 @@ def test_schema_changes_are_compared_for_every_served_version() -> None:
     }
 
 
+@pytest.mark.parametrize(
+    ("served", "stored", "expected"),
+    [
+        pytest.param(
+            False, [], {("UG110", "v1->v2", "spec.field")}, id="neither served nor stored"
+        ),
+        pytest.param(True, [], {("UG208", "v2", "spec.field")}, id="served"),
+        pytest.param(False, ["v2", "v1"], {("UG208", "v2", "spec.field")}, id="stored at"),
+    ],
+)
+def test_a_version_is_judged_by_its_old_schema_only_where_that_schema_applied(
+    served: bool, stored: list[str], expected: set[Any]
+) -> None:
+    """A version the old CRD neither served nor stored at validated nothing: its new schema
+    is judged against what the versions that were served wrote (issue 22 §3)."""
+
+    def field(bound: int) -> dict[str, Any]:
+        return spec_schema(field={"type": "integer", "maximum": bound})
+
+    loose = spec_schema(field={"type": "integer"})
+    old = crd(
+        version("v1", schema=loose),
+        version("v2", schema=field(200), storage=False, served=served),
+        stored=stored or None,
+    )
+    new = crd(version("v1", schema=loose), version("v2", schema=field(10), storage=False))
+    assert {(f.code, f.version, f.path) for f in compare(old, new).findings} == expected
+
+
 def selectable(*paths: str) -> Edit:
     return lambda body: body["spec"]["versions"][0].update(
         selectableFields=[{"jsonPath": path} for path in paths]
