@@ -2,10 +2,18 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+
+_CANONICAL = re.compile(r"[1-9][0-9]*\Z")
+# The annotations a stamped CRD carries, under the policy's annotation-prefix.
+DEFAULT_ANNOTATION_PREFIX = "upgrade-guard.io/"
+SCHEMA_VERSION = "crd-schema-version"
+SCHEMA_DIGEST = "crd-schema-digest"
+CONTROLLER_STATE_VERSION = "controller-state-version"
 
 
 @dataclass(frozen=True)
@@ -79,3 +87,26 @@ class Crd:
         validation = self.versions[version].get("schema") or {}
         root: Mapping[str, Any] = validation.get("openAPIV3Schema") or {}
         return root
+
+
+def canonical_number(value: Any) -> int | None:
+    """A canonical positive decimal (an int, or a string such as "12") as an int, else None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value if value > 0 else None
+    if isinstance(value, str) and _CANONICAL.match(value):
+        return int(value)
+    return None
+
+
+def annotations_of(crd: Crd) -> Mapping[str, Any]:
+    metadata = crd.raw.get("metadata") or {}
+    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
+    return annotations if isinstance(annotations, Mapping) else {}
+
+
+def stamped_number(crd: Crd, key: str) -> int | None:
+    """The canonical positive decimal annotation key carries as a string, else None."""
+    value = annotations_of(crd).get(key)
+    return canonical_number(value) if isinstance(value, str) else None

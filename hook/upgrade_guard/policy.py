@@ -52,6 +52,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from upgrade_guard import rules
+from upgrade_guard.crd import CONTROLLER_STATE_VERSION as CONTROLLER_STATE_VERSION
+from upgrade_guard.crd import DEFAULT_ANNOTATION_PREFIX as DEFAULT_ANNOTATION_PREFIX
+from upgrade_guard.crd import SCHEMA_DIGEST as SCHEMA_DIGEST
+from upgrade_guard.crd import SCHEMA_VERSION as SCHEMA_VERSION
+from upgrade_guard.crd import canonical_number as canonical_number
 from upgrade_guard.findings import Finding, Severity
 from upgrade_guard.lifecycle import settings as lifecycle_settings
 
@@ -81,11 +86,6 @@ _RESTART_KEYS = frozenset({"schema-version", "digests", "reason"})
 _COUNTER_KEYS = frozenset({"name", "rule", "files", "annotation", "paired-with-image"})
 _STORED_STATE_KEYS = frozenset({"resource", "version", "path"})
 COUNTER_RULES = ("monotonic", "equal-when-unchanged")
-DEFAULT_ANNOTATION_PREFIX = "upgrade-guard.io/"
-SCHEMA_VERSION = "crd-schema-version"
-SCHEMA_DIGEST = "crd-schema-digest"
-CONTROLLER_STATE_VERSION = "controller-state-version"
-_CANONICAL = re.compile(r"[1-9][0-9]*\Z")
 _DNS_PREFIX = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/\Z")
 _NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
@@ -244,17 +244,6 @@ def _text(entry: Mapping[str, Any], key: str, where: str, required: bool) -> str
     if not isinstance(value, str) or not value.strip():
         raise PolicyError(f"{where}: {key} must be a non-empty string")
     return value
-
-
-def canonical_number(value: Any) -> int | None:
-    """A canonical positive decimal (an int, or a string such as "12") as an int, else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value if value > 0 else None
-    if isinstance(value, str) and _CANONICAL.match(value):
-        return int(value)
-    return None
 
 
 def _schema_version(entry: Mapping[str, Any], where: str) -> int | None:

@@ -17,6 +17,7 @@ from upgrade_guard.judging import Changes, Placed, judge
 from upgrade_guard.load.image_table import parse_image_table
 from upgrade_guard.policy import DEFAULT_POLICY, Policy, PolicyError, parse_policy
 from upgrade_guard.report import hook as hook_report
+from upgrade_guard.subjects import HookSubject, WrittenState
 
 TABLE = parse_image_table(
     {
@@ -33,6 +34,13 @@ TABLE = parse_image_table(
 
 def judged(changes: list[Placed], policy: Policy = DEFAULT_POLICY) -> list[Finding]:
     return list(judge(Changes(tuple(changes)), policy).findings)
+
+
+def paired(
+    counters: dict[str, int], images: dict[str, str], table: Any, policy: Policy = DEFAULT_POLICY
+) -> list[Finding]:
+    """What the hook's checks find before the cluster is read: the pairing."""
+    return judged(live.hook_changes(live.subject_for(policy, {}, counters, images, table)), policy)
 
 
 @pytest.mark.parametrize(
@@ -64,8 +72,7 @@ PAIRING = [
     ("image", "counters", "refused"), [p[1:] for p in PAIRING], ids=[p[0] for p in PAIRING]
 )
 def test_pairing(image: str, counters: dict[str, int], refused: str | None) -> None:
-    facts = live.LiveFacts(counters, {"image": image}, TABLE)
-    found = judged(live.pairing_changes(facts, DEFAULT_POLICY), DEFAULT_POLICY)
+    found = paired(counters, {"image": image}, TABLE)
     assert [f.code for f in found] == ([refused] if refused else [])
     if refused == "UG602":
         assert "goes with image 2.0.0 or 2.0.1" in found[0].message
@@ -90,8 +97,7 @@ V19 = {"controller-state-version": 2}
 
 
 def _several(slots: dict[str, str]) -> list[Finding]:
-    facts = live.LiveFacts(V19, slots, CERT_MANAGER)
-    return judged(live.pairing_changes(facts, DEFAULT_POLICY), DEFAULT_POLICY)
+    return paired(V19, slots, CERT_MANAGER)
 
 
 SEVERAL = [
@@ -133,8 +139,7 @@ def test_a_pinned_tag_is_never_told_to_reset_then_reuse_alone() -> None:
 
 
 def test_no_paired_image_in_the_table_says_so() -> None:
-    facts = live.LiveFacts({"controller-state-version": 9}, {"image": "c:v1.19.0"}, CERT_MANAGER)
-    (finding,) = judged(live.pairing_changes(facts, DEFAULT_POLICY), DEFAULT_POLICY)
+    (finding,) = paired({"controller-state-version": 9}, {"image": "c:v1.19.0"}, CERT_MANAGER)
     assert finding.code == "UG602"
     assert "no image in the chart's table compiles controller-state-version 9" in finding.message
     assert "--set" not in hook_report.way_out(finding)
@@ -145,16 +150,9 @@ def test_a_counter_marked_paired_is_checked_too() -> None:
         {"counters": [{"name": "webhook", "rule": "monotonic", "paired-with-image": True}]}, "p"
     )
     table = parse_image_table({"images": {"2.0.0": {"webhook": 1}}}, "t")
-    found = judged(
-        live.pairing_changes(live.LiveFacts({"webhook": 2}, {"image": "op:2.0.0"}, table), policy),
-        policy,
-    )
+    found = paired({"webhook": 2}, {"image": "op:2.0.0"}, table, policy)
     assert [f.code for f in found] == ["UG602"]
-    found = judged(
-        live.pairing_changes(live.LiveFacts({"webhook": 1}, {"image": "op:2.0.0"}, table), policy),
-        policy,
-    )
-    assert found == []
+    assert paired({"webhook": 1}, {"image": "op:2.0.0"}, table, policy) == []
 
 
 @pytest.mark.parametrize(
@@ -198,29 +196,28 @@ SCHEMA = [
 )
 def test_schema_against_live(live_crd: Crd, chart_crd: Crd, codes: set[str]) -> None:
     chart, cluster = history.normalized({NAME: chart_crd}), history.normalized({NAME: live_crd})
-    found = judged(live.schema_changes(chart, cluster, DEFAULT_POLICY))
+    found = judged(live.hook_changes(HookSubject(chart, cluster)))
     assert {f.code for f in found} == codes
     assert all(f.refuses == (f.code in {"UG603", "UG604"}) for f in found)
 
 
 def test_state_written_by_a_newer_release() -> None:
     written = [
-        live.WrittenState(3, "widgets.example.com ns/a (status.stateVersion)"),
-        live.WrittenState(2, "widgets.example.com ns/b (status.stateVersion)"),
+        WrittenState(3, "widgets.example.com ns/a (status.stateVersion)"),
+        WrittenState(2, "widgets.example.com ns/b (status.stateVersion)"),
     ]
-    found = judged(
-        live.state_changes(live.LiveFacts({"controller-state-version": 2}, {}, None, written))
-    )
+    reads = {"controller-state-version": 2}
+    found = judged(live.hook_changes(HookSubject(chart_counters=reads, written_state=written)))
     assert [f.code for f in found] == ["UG605"]
     assert "ns/a" in found[0].message and "ns/b" not in found[0].message
-    same = live.state_changes(live.LiveFacts({"controller-state-version": 3}, {}, None, written))
-    assert same == []
+    reads = {"controller-state-version": 3}
+    assert live.hook_changes(HookSubject(chart_counters=reads, written_state=written)) == []
 
 
 def test_state_on_live_crd_annotations() -> None:
     crds = {NAME: stamped(OLD, **{"controller-state-version": "4"})}
     assert live.live_state(crds, DEFAULT_POLICY) == [
-        live.WrittenState(4, f"CRD {NAME} (upgrade-guard.io/controller-state-version)")
+        WrittenState(4, f"CRD {NAME} (upgrade-guard.io/controller-state-version)")
     ]
 
 

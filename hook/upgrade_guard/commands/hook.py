@@ -22,15 +22,16 @@ import typer
 from upgrade_guard import engine
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history, live
-from upgrade_guard.crd import Crd, Source
+from upgrade_guard.crd import Crd, Source, stamped_number
 from upgrade_guard.findings import ExitCode, Outcome
-from upgrade_guard.judging import Changes, Context, Placed, judge
+from upgrade_guard.judging import Changes, Context, judge
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError, load_documents
 from upgrade_guard.load.image_table import read_image_table
 from upgrade_guard.policy import CONTROLLER_STATE_VERSION, Policy, PolicyError
 from upgrade_guard.report import REPORTERS
 from upgrade_guard.report import hook as hook_report
+from upgrade_guard.subjects import HookSubject, WrittenState
 
 TERMINATION_LOG_ENV = "UPGRADE_GUARD_TERMINATION_LOG"
 DEFAULT_TERMINATION_LOG = "/dev/termination-log"
@@ -73,7 +74,7 @@ def _chart_counters(
         if key in given:
             counters[name] = int(given[key])
             continue
-        stamped = {history.stamped_number(crd, key) for crd in chart.values()}
+        stamped = {stamped_number(crd, key) for crd in chart.values()}
         if len(stamped) == 1 and None not in stamped:
             counters[name] = int(stamped.pop() or 0)
     return counters
@@ -184,17 +185,19 @@ def hook(
             raise options.UsageProblem("--controller-image and --image-table go together")
         if timeout <= 0:
             raise options.UsageProblem("--timeout must be positive")
-        facts = live.LiveFacts(
-            chart_counters=_chart_counters(options.counter_options(counter, chosen), chart, chosen),
-            controller_images=_controller_images(controller_image or []),
-            image_table=read_image_table(image_table) if image_table else None,
+        subject = live.subject_for(
+            chosen,
+            chart,
+            _chart_counters(options.counter_options(counter, chosen), chart, chosen),
+            _controller_images(controller_image or []),
+            read_image_table(image_table) if image_table else None,
         )
     except (LoadError, PolicyError, options.UsageProblem) as error:
         log.write(f"upgrade-guard BAD INPUT (exit 2): {error}\n")
         raise
-    pairing = tuple(live.pairing_changes(facts, chosen))
-    # The schemas are not compared yet, so no declared break is used or unused.
-    paired = judge(Changes(pairing), replace(chosen, declared_breaks=()))
+    # Before the cluster is read only the pairing of chart and images can refuse; the
+    # schemas are not compared yet, so no declared break is used or unused.
+    paired = judge(Changes(tuple(live.hook_changes(subject))), replace(chosen, declared_breaks=()))
     if not paired.safe:
         _emit(paired, phase, len(chart), output, "", log)
     # Imported here: the kubernetes client takes a third of a second to import, and only the
@@ -205,14 +208,8 @@ def hook(
         cluster = _read_cluster(
             chart, chosen, kubeconfig=kubeconfig, context=context, deadline=started + timeout
         )
-        outcome = _judge(
-            chart,
-            cluster.crds,
-            chosen,
-            cluster.server_version,
-            pairing,
-            live.LiveFacts(facts.chart_counters, written_state=cluster.written_state),
-        )
+        subject = replace(subject, live=cluster.crds, written_state=cluster.written_state)
+        outcome = _judge(subject, chosen, cluster.server_version)
         if evidence_limit and outcome.findings:
             outcome = _with_evidence(
                 outcome,
@@ -248,7 +245,7 @@ def hook(
 class _Cluster:
     server_version: tuple[int, int]
     crds: dict[str, Crd]  # the chart's CRDs the cluster has, by name, normalized
-    written_state: list[live.WrittenState]
+    written_state: list[WrittenState]
     requests: int
 
 
@@ -326,20 +323,12 @@ def _with_evidence(
         )
 
 
-def _judge(
-    chart: Mapping[str, Crd],
-    live_crds: Mapping[str, Crd],
-    policy: Policy,
-    server_version: tuple[int, int],
-    pairing: tuple[Placed, ...],
-    state: live.LiveFacts,
-) -> Outcome:
+def _judge(subject: HookSubject, policy: Policy, server_version: tuple[int, int]) -> Outcome:
     """Every check of the chart against the cluster, judged once."""
-    compared = engine.changes_between(live_crds, chart, policy)
-    own = (*pairing, *live.schema_changes(chart, live_crds, policy), *live.state_changes(state))
-    release = history.release_of(policy, live_crds, chart)
+    compared = engine.changes_between(subject.live, subject.chart, policy)
+    release = history.release_of(policy, subject.live, subject.chart)
     return judge(
-        replace(compared, raw=own + compared.raw),
+        replace(compared, raw=tuple(live.hook_changes(subject)) + compared.raw),
         policy,
         Context(server_version, release),
     )

@@ -12,8 +12,8 @@ import typer
 from upgrade_guard.commands import options
 from upgrade_guard.commands.verify_history import BASELINE_REF_ENV
 from upgrade_guard.counters import digest
-from upgrade_guard.counters.history import next_schema_version, stamped_number
-from upgrade_guard.crd import Crd
+from upgrade_guard.counters.history import next_schema_version
+from upgrade_guard.crd import Crd, stamped_number
 from upgrade_guard.findings import ExitCode
 from upgrade_guard.load import git_tree
 from upgrade_guard.load.crds import crds_from

@@ -39,7 +39,7 @@ from typing import Any
 
 from upgrade_guard import engine
 from upgrade_guard.counters import digest
-from upgrade_guard.crd import Crd
+from upgrade_guard.crd import Crd, annotations_of, stamped_number
 from upgrade_guard.findings import Change, Outcome
 from upgrade_guard.judging import Context, Placed, Release, judge
 from upgrade_guard.policy import (
@@ -49,7 +49,6 @@ from upgrade_guard.policy import (
     Counter,
     Policy,
     Restart,
-    canonical_number,
 )
 from upgrade_guard.rules import (
     counter_bumped_without_change,
@@ -115,18 +114,6 @@ def _finding(
     check: HistoryCheck, crd: str, message: str, old: Any = None, new: Any = None
 ) -> Placed:
     return Placed(check, crd, None, None, Change(None, message, old, new))
-
-
-def annotations_of(crd: Crd) -> Mapping[str, Any]:
-    metadata = crd.raw.get("metadata") or {}
-    annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
-    return annotations if isinstance(annotations, Mapping) else {}
-
-
-def stamped_number(crd: Crd, key: str) -> int | None:
-    """The canonical positive decimal annotation key carries as a string, else None."""
-    value = annotations_of(crd).get(key)
-    return canonical_number(value) if isinstance(value, str) else None
 
 
 def digests_of(crds: Mapping[str, Crd]) -> dict[str, str]:

@@ -14,6 +14,7 @@ stored object's values.
 
 from __future__ import annotations
 
+from upgrade_guard import rules
 from upgrade_guard.findings import Finding, Outcome
 from upgrade_guard.report import grouping
 from upgrade_guard.report.grouping import Group
@@ -28,39 +29,16 @@ _DECLARE = (
     "if meant, declare it in the policy (declared-breaks: crd, rule, path, reason);"
     " else keep the live schema"
 )
-_WAYS_OUT = {
-    "UG101": "keep the CRD in the chart, or delete it and its objects deliberately first",
-    "UG104": (
-        "migrate storage first: rewrite every object at the storage version, remove the old"
-        " version from status.storedVersions, then drop it from the chart"
-    ),
-    "UG106": "serve the new version for one release before making it the storage version",
-    "UG902": (
-        "the chart's policy declares a break this upgrade does not match: the chart's authors"
-        " remove it or scope it with schema-version: N (the release it ships with)"
-    ),
-    "UG601": "deploy the image that goes with this chart, or add the image to the chart's table",
-    "UG602": (
-        "deploy the image that goes with this chart (helm upgrade --reset-then-reuse-values,"
-        " or set the image tag), or install the chart that goes with this image"
-    ),
-    "UG603": (
-        "roll forward to a release at this schema version or newer; a rollback would prune"
-        " or refuse what the newer release stored"
-    ),
-    "UG604": "bump crd-schema-version in the chart (upgrade-guard stamp --schema-version N)",
-    "UG605": (
-        "roll forward to a release that reads this state, or restore the objects named from"
-        " a backup taken before the newer release"
-    ),
-}
 
 
 def way_out(finding: Finding) -> str:
     """The finding's own way out (worked out from its facts, e.g. the image slot and the tag
     the chart pairs with), else its rule's."""
     own = [note.removeprefix("way out: ") for note in finding.notes if note.startswith("way out: ")]
-    return own[0] if own else _WAYS_OUT.get(finding.code, _DECLARE)
+    if own:
+        return own[0]
+    rule = rules.lookup(finding.code)
+    return rule.way_out if rule is not None and rule.way_out else _DECLARE
 
 
 def _where(finding: Finding) -> str:

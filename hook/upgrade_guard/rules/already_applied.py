@@ -12,8 +12,25 @@ sections).
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HookCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HookCheck, listed
+from upgrade_guard.subjects import HookSubject
+
+
+def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+    applied = [name for name, ours, theirs in subject.both() if ours.spec == theirs.spec]
+    if applied:
+        yield (
+            ALL_CRDS,
+            Change(
+                None,
+                f"{len(applied)} live CRD(s) already equal the chart's ({listed(applied)}):"
+                " nothing left to guard for these CRDs",
+            ),
+        )
+
 
 RULE = HookCheck(
     code="UG607",
@@ -21,4 +38,5 @@ RULE = HookCheck(
     severity=Severity.INFO,
     summary="Live CRDs that already equal the chart's: nothing left to guard.",
     doc=__doc__ or "",
+    check=check,
 )

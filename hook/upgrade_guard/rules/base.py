@@ -9,7 +9,7 @@ what the engine covers is the union of the rules' ``handles``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -17,6 +17,18 @@ from upgrade_guard import schema
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.lifecycle.timeline import History, Violation
+from upgrade_guard.subjects import HookSubject
+
+# Where a finding is about the release as a whole rather than one CRD.
+ALL_CRDS = "(all CRDs)"
+SHOWN_NAMES = 5
+
+
+def listed(names: Sequence[str]) -> str:
+    """The first names, and how many more."""
+    shown = ", ".join(names[:SHOWN_NAMES])
+    more = len(names) - SHOWN_NAMES
+    return f"{shown} and {more} more" if more > 0 else shown
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -32,6 +44,9 @@ class Rule:
     # How validation ratcheting (Kubernetes 1.30+) treats its findings, for the docs' rule
     # tables: "yes", or why not; empty where it does not apply.
     ratcheting: str = ""
+    # What to do about a refusal, as the hook's report says it; empty: declare it or keep
+    # the live schema.
+    way_out: str = ""
     # Whether a declared break can excuse its findings: those of the schema comparison can;
     # verify-history's, the hook's and the lifecycle's checks have ways out of their own.
     excusable: ClassVar[bool] = True
@@ -93,9 +108,11 @@ class HistoryCheck(Rule):
 
 @dataclass(frozen=True, kw_only=True)
 class HookCheck(Rule):
-    """A check the cluster hook makes besides the engine's: the chart against its image and
-    against what the cluster holds; its docstring says what it refuses."""
+    """A check the cluster hook makes besides the engine's: the chart against its images and
+    against what the cluster holds; ``check`` yields each change with the CRD it is about
+    (``ALL_CRDS`` for the release as a whole)."""
 
+    check: Callable[[HookSubject], Iterable[tuple[str, Change]]]
     excusable: ClassVar[bool] = False
 
 

@@ -20,4 +20,5 @@ RULE = EngineRule(
     severity=Severity.ERROR,
     summary="A CRD that is live is missing from the new set.",
     doc=__doc__ or "",
+    way_out="keep the CRD in the chart, or delete it and its objects deliberately first",
 )

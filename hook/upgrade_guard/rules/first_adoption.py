@@ -11,8 +11,31 @@ Allowed: everything; the next release finds the annotations this one applies.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HookCheck
+from collections.abc import Iterator
+
+from upgrade_guard.crd import annotations_of, stamped_number
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HookCheck, listed
+from upgrade_guard.subjects import HookSubject
+
+
+def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+    key = subject.schema_key
+    unversioned = [
+        name
+        for name, _, theirs in subject.both()
+        if stamped_number(theirs, key) is None and key not in annotations_of(theirs)
+    ]
+    if unversioned:
+        yield (
+            ALL_CRDS,
+            Change(
+                None,
+                f"{len(unversioned)} live CRD(s) carry no {key} ({listed(unversioned)}):"
+                " compared by schema only, adopted by this release",
+            ),
+        )
+
 
 RULE = HookCheck(
     code="UG606",
@@ -20,4 +43,5 @@ RULE = HookCheck(
     severity=Severity.INFO,
     summary="Live CRDs without a schema version are compared by schema only and adopted now.",
     doc=__doc__ or "",
+    check=check,
 )

@@ -19,8 +19,39 @@ image table.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HookCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HookCheck
+from upgrade_guard.subjects import HookSubject
+
+
+def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+    for pairing in subject.pairings():
+        if pairing.entry is None:
+            continue
+        key, compiled = pairing.entry
+        wanted = pairing.wanted
+        wrong = {n: compiled.get(n) for n, v in wanted.items() if compiled.get(n) != v}
+        if not wrong:
+            continue
+        has = ", ".join(f"{n} {v if v is not None else 'none'}" for n, v in sorted(wrong.items()))
+        yield (
+            ALL_CRDS,
+            Change(
+                None,
+                f"{pairing.slot}: the values deploy {pairing.image} ({key}: {has}),"
+                f" but {pairing.hint}",
+                old=dict(compiled),
+                new=dict(wanted),
+                notes=(
+                    pairing.pin(),
+                    "author: pair the chart's counters with the images it deploys in"
+                    f" {pairing.table.source}",
+                ),
+            ),
+        )
+
 
 RULE = HookCheck(
     code="UG602",
@@ -28,4 +59,9 @@ RULE = HookCheck(
     severity=Severity.ERROR,
     summary="The controller image does not compile the counters this chart declares.",
     doc=__doc__ or "",
+    check=check,
+    way_out=(
+        "deploy the image that goes with this chart (helm upgrade --reset-then-reuse-values,"
+        " or set the image tag), or install the chart that goes with this image"
+    ),
 )

@@ -13,8 +13,29 @@ new image's tag or digest to the chart's table when it is released.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HookCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HookCheck
+from upgrade_guard.subjects import HookSubject
+
+
+def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+    for pairing in subject.pairings():
+        if pairing.entry is not None:
+            continue
+        image, source = pairing.image, pairing.table.source
+        yield (
+            ALL_CRDS,
+            Change(
+                None,
+                f"{pairing.slot}: the values deploy {image}, which the chart's image table"
+                f" ({source}) does not list; {pairing.hint}",
+                new=image,
+                notes=(pairing.pin(), f"author: add {image} to {source}"),
+            ),
+        )
+
 
 RULE = HookCheck(
     code="UG601",
@@ -22,4 +43,6 @@ RULE = HookCheck(
     severity=Severity.ERROR,
     summary="The controller image the values deploy is not in the chart's image table.",
     doc=__doc__ or "",
+    check=check,
+    way_out="deploy the image that goes with this chart, or add the image to the chart's table",
 )

@@ -12,8 +12,32 @@ Allowed: the same or a newer schema version; roll forward instead of back.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
+from collections.abc import Iterator
+
+from upgrade_guard.crd import stamped_number
+from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import HookCheck
+from upgrade_guard.subjects import HookSubject
+
+
+def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+    for name, ours, theirs in subject.both():
+        mine, live = (
+            stamped_number(ours, subject.schema_key),
+            stamped_number(theirs, subject.schema_key),
+        )
+        if mine is not None and live is not None and live > mine:
+            yield (
+                name,
+                Change(
+                    None,
+                    f"the live CRD is at schema version {live}, the chart's at {mine}:"
+                    " a newer release wrote this schema",
+                    old=live,
+                    new=mine,
+                ),
+            )
+
 
 RULE = HookCheck(
     code="UG603",
@@ -21,4 +45,9 @@ RULE = HookCheck(
     severity=Severity.ERROR,
     summary="The live CRD carries a newer schema version than the chart.",
     doc=__doc__ or "",
+    check=check,
+    way_out=(
+        "roll forward to a release at this schema version or newer; a rollback would prune"
+        " or refuse what the newer release stored"
+    ),
 )

@@ -12,8 +12,28 @@ when the spec changes.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
+from collections.abc import Iterator
+
+from upgrade_guard.crd import stamped_number
+from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import HookCheck
+from upgrade_guard.subjects import HookSubject
+
+
+def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+    for name, ours, theirs in subject.both():
+        mine = stamped_number(ours, subject.schema_key)
+        same_version = mine is not None and mine == stamped_number(theirs, subject.schema_key)
+        if same_version and ours.spec != theirs.spec:
+            yield (
+                name,
+                Change(
+                    None,
+                    f"the live CRD and the chart both say schema version {mine} but their specs"
+                    " differ: one of them was changed without a bump",
+                ),
+            )
+
 
 RULE = HookCheck(
     code="UG604",
@@ -21,4 +41,6 @@ RULE = HookCheck(
     severity=Severity.ERROR,
     summary="A live CRD carries the chart's schema version with another spec.",
     doc=__doc__ or "",
+    check=check,
+    way_out="bump crd-schema-version in the chart (upgrade-guard stamp --schema-version N)",
 )

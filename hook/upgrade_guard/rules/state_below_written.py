@@ -13,8 +13,35 @@ named objects from a backup taken before the newer release.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HookCheck
+from collections.abc import Iterator
+
+from upgrade_guard.crd import CONTROLLER_STATE_VERSION
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HookCheck, listed
+from upgrade_guard.subjects import HookSubject
+
+
+def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+    reads = subject.chart_counters.get(CONTROLLER_STATE_VERSION)
+    if reads is None:
+        return
+    newer = sorted(
+        (s for s in subject.written_state if s.version > reads),
+        key=lambda s: (-s.version, s.holder),
+    )
+    if newer:
+        highest = newer[0].version
+        yield (
+            ALL_CRDS,
+            Change(
+                None,
+                f"{len(newer)} place(s) hold state written at controller-state-version up to"
+                f" {highest}; this release reads {reads}: {listed([s.holder for s in newer])}",
+                old=highest,
+                new=reads,
+            ),
+        )
+
 
 RULE = HookCheck(
     code="UG605",
@@ -22,4 +49,9 @@ RULE = HookCheck(
     severity=Severity.ERROR,
     summary="The cluster holds state newer than this release reads.",
     doc=__doc__ or "",
+    check=check,
+    way_out=(
+        "roll forward to a release that reads this state, or restore the objects named from"
+        " a backup taken before the newer release"
+    ),
 )

@@ -69,4 +69,5 @@ RULE = CrdRule(
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"versions"}),
+    way_out="serve the new version for one release before making it the storage version",
 )

@@ -41,4 +41,8 @@ RULE = CrdRule(
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"versions"}),
+    way_out=(
+        "migrate storage first: rewrite every object at the storage version, remove the old"
+        " version from status.storedVersions, then drop it from the chart"
+    ),
 )
