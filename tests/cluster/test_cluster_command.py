@@ -90,3 +90,23 @@ def test_helm_install_runs_the_hook_job_and_sigterm_cleans_up(
         if command.poll() is None:
             os.killpg(command.pid, signal.SIGKILL)
             command.wait()
+
+
+def test_the_example_shows_helm_upgrade_refused_by_the_hook_and_diff_beside_it(
+    guard_image: Image,
+) -> None:
+    """The README's ``tools/example.sh --cluster``: its own check passes (exit 0) only when
+    the hook refused the upgrade and ``diff`` refused the same change."""
+    result = subprocess.run(
+        [str(REPO / "tools" / "example.sh"), "--cluster"],
+        capture_output=True, text=True, timeout=900, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    upgrade = result.stdout.split("$ helm upgrade rel chart-snippets/example/3.0.0", 1)[1]
+    assert "upgrade-guard REFUSED: pre-upgrade of 1 CRD; 1 error" in upgrade
+    assert "evidence: 1 of 1 backups affected: example/nightly" in upgrade
+    offline = upgrade.split("$ upgrade-guard diff", 1)[1]
+    assert "error   UG202 required-added  v1 spec.target" in offline
+    assert result.stdout.endswith(
+        "helm upgrade: exit code 1; upgrade-guard diff: exit code 1 (1 refused)\n"
+    )
