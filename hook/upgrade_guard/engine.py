@@ -191,16 +191,21 @@ def _ratchets_at(path: schema.Path, node: schema.Node) -> bool:
     """Whether ratcheting can keep a stored value failing a constraint of this node.
 
     The apiserver accepts a failing value only while the update leaves the value at the
-    constraint's node unchanged. The root changes on every write (metadata) and a top-level
-    object such as spec or status on every write to any field inside it, so constraints
-    there are never softened in practice. Nor are they on a node whose value can hold a
-    field no schema declares, which the apiserver never finds unchanged.
+    constraint's node unchanged. The root changes on every write (metadata), and spec and
+    status on every write to any field inside them, so constraints there are never softened
+    in practice; a sibling of spec is left unchanged by those writes and ratchets like any
+    other node (apiextensions' TestRatchetingFunctionality). Nor are constraints softened on
+    a node whose value can hold a field no schema declares, which the apiserver never finds
+    unchanged.
     """
     if not path:
         return False
     if not (node.get("type") in ("object", "array") or "properties" in node):
         return True
-    return len(path) > 1 and not schema.holds_undeclared_fields(node)
+    return path not in _ALWAYS_WRITTEN and not schema.holds_undeclared_fields(node)
+
+
+_ALWAYS_WRITTEN = frozenset({("spec",), ("status",)})
 
 
 def _unclassified(

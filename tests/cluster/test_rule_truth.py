@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from testenv import Cluster, CRDTrial
+from testenv.kube import wait_for
 from testenv.truth import (
     Claim,
     Scenario,
@@ -1511,15 +1512,88 @@ def test_a_version_first_served(
     trial.create(stored, version=written_as).expect_allowed()
     live = {**old, "status": {"storedVersions": trial.stored_versions()}}
     trial.apply_crd(new).expect_allowed()
+    copy = {"metadata": {"name": "n150-copy"}, "spec": {"n": 150}}
+    refused = wait_for(  # the handler swaps schemas asynchronously
+        lambda: (a := trial.create(copy, version="v1alpha1", dry_run=True)).allowed is False and a,
+        timeout=20,
+        what="v1alpha1 served with maximum 10",
+    )
+    assert "should be less than or equal to 10" in refused.message
     update = trial.update(
         "n150", lambda o: o["spec"].update({"touch": "touched"}), version="v1alpha1"
     )
     update.expect_allowed()
-    copy = {"metadata": {"name": "n150-copy"}, "spec": {"n": 150}}
-    trial.create(copy, version="v1alpha1", dry_run=True).expect_refused(
-        "should be less than or equal to 10"
-    )
     name = old["metadata"]["name"]
     outcome = engine.compare_crds({name: Crd(live)}, {name: Crd(new)}, kube_version=KUBE_VERSION)
     found = {(f.code, f.version, f.path, f.severity) for f in outcome.findings}
     assert found == expected
+
+
+def _with_top_level(schema: dict[str, Any], **fields: Any) -> dict[str, Any]:
+    return {**schema, "properties": {**schema["properties"], **fields}}
+
+
+_LABELS = {"type": "object", "additionalProperties": STR}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "update_allowed", "expected"),
+    [
+        pytest.param(
+            _with_top_level(root_schema(), data=_LABELS, list=arr(STR)),
+            _with_top_level(
+                root_schema(),
+                data=with_(_LABELS, maxProperties=1),
+                list=arr(STR, maxItems=2),
+            ),
+            True,
+            {("UG208", "data", Severity.WARNING), ("UG208", "list", Severity.WARNING)},
+            id="sibling-of-spec-ratchets",
+        ),
+        pytest.param(
+            root_schema(),
+            root_schema(minProperties=2),
+            False,
+            {("UG208", "spec", Severity.ERROR)},
+            id="spec-itself-changes-on-every-spec-update",
+        ),
+    ],
+)
+def test_top_level_fields_other_than_spec_and_status_ratchet(
+    cluster: Cluster,
+    old: dict[str, Any],
+    new: dict[str, Any],
+    update_allowed: bool,
+    expected: set[tuple[str, str, Severity]],
+) -> None:
+    """Issue 22 §3: an update of spec leaves a top-level map or array beside it unchanged,
+    so a tightened maxProperties or maxItems there is ratcheted; on spec it is not."""
+    namespace = f"toplevel-{secrets.token_hex(3)}"
+    cluster.admin.ensure_namespace(namespace)
+    plural = f"toplevel{secrets.token_hex(3)}s"
+    old_crd = crd_body(plural, [version_entry("v1", old)])
+    new_crd = crd_body(plural, [version_entry("v1", new)])
+    trial = CRDTrial(cluster.admin, namespace)
+    trial.apply_crd(old_crd).expect_allowed()
+    stored = {
+        "metadata": {"name": "wide"},
+        "spec": {"touch": "t0"},
+        "data": {"a": "x", "b": "y"},
+        "list": ["a", "b", "c"],
+    }
+    trial.create(stored).expect_allowed()
+    trial.apply_crd(new_crd).expect_allowed()
+    copy = {**stored, "metadata": {"name": "wide-copy"}}
+    # the handler swaps schemas asynchronously: a refused copy shows the new one is served
+    wait_for(
+        lambda: not trial.create(copy, dry_run=True).allowed,
+        timeout=20,
+        what="the new schema served",
+    )
+    update = trial.update("wide", lambda o: o["spec"].update({"touch": "touched"}))
+    assert update.allowed is update_allowed, update.message
+    name = old_crd["metadata"]["name"]
+    outcome = engine.compare_crds(
+        {name: Crd(old_crd)}, {name: Crd(new_crd)}, kube_version=KUBE_VERSION
+    )
+    assert {(f.code, f.path, f.severity) for f in outcome.findings} == expected

@@ -48,6 +48,11 @@ REQUIRED_IN_SPEC = (
     ),
 )
 
+TOP_LEVEL_BOUND = tuple(
+    crd(version(schema=obj(spec=obj(a=STR), data={"type": "object", **bound})))
+    for bound in ({"additionalProperties": STR}, {"additionalProperties": STR, "maxProperties": 1})
+)
+
 
 def _required_where(deep: Any = None, **extra: Any) -> tuple[Any, Any]:
     """required added on spec.field, an object with the given keywords (and a property deep
@@ -100,6 +105,12 @@ def severity(pair: tuple[Any, Any], **kwargs: Any) -> Severity:
             (1, 33),
             Severity.ERROR,
             id="CEL rule on spec itself: every spec update changes spec, error",
+        ),
+        pytest.param(
+            TOP_LEVEL_BOUND,
+            (1, 33),
+            Severity.WARNING,
+            id="bound on a sibling of spec: a spec update leaves it unchanged, ratcheted",
         ),
     ],
 )
