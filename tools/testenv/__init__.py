@@ -1,11 +1,13 @@
 """Real Kubernetes parts for upgrade-guard's cluster tests (issue 3).
 
-Build the binaries once with ``tools/kube-testenv/build.sh``; then:
+Build the binaries once with ``tools/kube-testenv/build.sh`` (``tools/cluster.sh`` starts all
+of it by hand); then:
 
-* :class:`ControlPlane` starts etcd + kube-apiserver (RBAC, token users, SA tokens);
+* :class:`ControlPlane` starts etcd + kube-apiserver (RBAC, token users, SA tokens), whose
+  calls to webhooks, aggregated APIs and kubelets reach loopback only (:mod:`.egress`);
 * :class:`FakeKubelet` lets ``pods/log`` read what the Job runner recorded;
 * :class:`JobRunner` runs hook Jobs' containers from their images under bwrap and writes
-  their status;
+  their status; :mod:`.podspec` is what it runs, worked out from the Pod spec (pure);
 * :class:`FaultProxy` relays to the apiserver and answers what a test tells it to itself
   (429, 5xx), :class:`TcpProxy` cuts or holds connections;
 * :class:`CRDTrial` / :func:`evolve` record what the apiserver does with a CRD change.
