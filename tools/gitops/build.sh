@@ -54,13 +54,16 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 work="$(mktemp -d "$cache_root/.build.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
+mkdir -p "$bin"
+# Each helper moves into the keyed bin dir once built, so a failed build of the next one
+# costs the next run only that one.
 for h in "${helpers[@]}"; do
+  [ -x "$bin/$h" ] && continue
   t0=$(date +%s)
   (cd "$here/$h" && CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly \
     go build -trimpath -ldflags "-s -w" -o "$work/$h" .)
+  mv "$work/$h" "$bin/"
   echo "gitops: $h built in $(($(date +%s) - t0))s"
 done
-mkdir -p "$bin"
-mv "${helpers[@]/#/$work/}" "$bin/"
 find "$cache_root" -mindepth 1 -maxdepth 1 -type d -not -name "$key" -not -name '.*' -exec rm -rf {} +
 echo "$bin"
