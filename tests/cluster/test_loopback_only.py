@@ -179,4 +179,7 @@ def test_an_aggregated_api_on_a_service_is_refused(cluster: Cluster, namespace: 
         message = wait_for(unavailable, timeout=30, what="the APIService to be called")
     finally:
         a.delete(f"{APISERVICES}/{name}")
+        # An unavailable group left in discovery would fail later tests' helm and kubectl.
+        wait_for(lambda: all(g["name"] != GROUP for g in a.get("/apis")["groups"]),
+                 timeout=30, what="the group to leave discovery")  # fmt: skip
     assert f"while dialing {address}, code 403" in message, message
