@@ -55,7 +55,142 @@ _PORT = {
     },
 }
 
+
+def _field(node: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"f": node}}
+
+
+def _created(key: str, node: dict[str, Any], value: Any, refused: bool, why: str) -> Regression:
+    """A CREATE of ``spec.f: value`` under ``spec.f: node`` (issue 22 §2: the value semantics
+    the validator shares with the check of CRD defaults)."""
+    schema = _field(node)
+    return Regression(key, schema, schema, {"f": value}, "CREATE under old", refused, why)
+
+
+_VALUE_SEMANTICS = (
+    _created(
+        "re2-dollar-before-final-newline",
+        {"type": "string", "pattern": "^abc$"},
+        "abc\n",
+        True,
+        "RE2's $ matches only at the end of the text",
+    ),
+    _created(
+        "re2-dollar-at-end",
+        {"type": "string", "pattern": "^abc$"},
+        "abc",
+        False,
+        "the allowed side of the row above",
+    ),
+    _created(
+        "multiple-of-tenth",
+        {"type": "number", "multipleOf": 0.1},
+        0.3,
+        False,
+        "kube-openapi multiplies by 1/0.1 and allows a relative error of 1e-9",
+    ),
+    _created(
+        "not-multiple-of-tenth",
+        {"type": "number", "multipleOf": 0.1},
+        0.35,
+        True,
+        "the refused side of the row above",
+    ),
+    _created(
+        "negative-near-multiple",
+        {"type": "number", "multipleOf": 0.1},
+        -0.30000000000000004,
+        True,
+        "below zero only exact integers count (swag)",
+    ),
+    _created(
+        "integer-under-fractional-factor",
+        {"type": "number", "multipleOf": 0.5},
+        3,
+        True,
+        "an int64 is checked against the factor cut to an int64: 0 is not positive",
+    ),
+    _created(
+        "float-under-fractional-factor",
+        {"type": "number", "multipleOf": 0.5},
+        3.0,
+        False,
+        "a float64 is divided: the allowed side of the row above",
+    ),
+    _created(
+        "integer-under-cut-minimum",
+        {"type": "number", "minimum": 1.5},
+        1,
+        False,
+        "an int64 is checked against the minimum cut to an int64",
+    ),
+    _created(
+        "float-under-minimum",
+        {"type": "number", "minimum": 1.5},
+        1.0,
+        True,
+        "a float64 is checked against the float64: the refused side of the row above",
+    ),
+    _created(
+        "float-in-integer-enum",
+        {"type": "number", "enum": [1]},
+        1.5,
+        False,
+        "the value is converted to the member's type (int64(1.5) is 1)",
+    ),
+    _created(
+        "float-not-in-integer-enum",
+        {"type": "number", "enum": [1]},
+        2.5,
+        True,
+        "the refused side of the row above",
+    ),
+    _created(
+        "nested-float-not-integer-enum",
+        {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "enum": [{"a": 1}]},
+        {"a": 1.0},
+        True,
+        "compound members compare by DeepEqual: 1.0 is not 1",
+    ),
+    _created(
+        "nested-integer-enum",
+        {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "enum": [{"a": 1}]},
+        {"a": 1},
+        False,
+        "the allowed side of the row above",
+    ),
+    _created(
+        "int-or-string-object-with-format",
+        {"x-kubernetes-int-or-string": True, "format": "date"},
+        5,
+        False,
+        "an object's int-or-string node is typed integer or string (a default's is not)",
+    ),
+    _created(
+        "untyped-node-with-format",
+        {"x-kubernetes-preserve-unknown-fields": True, "format": "date"},
+        5,
+        True,
+        "a format on a node without a type refuses numbers",
+    ),
+    _created(
+        "near-integer-is-integer",
+        {"type": "integer"},
+        3.0000000001,
+        False,
+        "a float64 within 1e-9 above an integer passes the integer type",
+    ),
+    _created(
+        "integer-beyond-2-53",
+        {"type": "integer"},
+        1e16,
+        True,
+        "a float64 beyond 2^53 is no JSON integer",
+    ),
+)
+
 REGRESSIONS: tuple[Regression, ...] = (
+    *_VALUE_SEMANTICS,
     Regression(
         "integral-float-in-integer-read-by-a-rule",
         old=_PORT,

@@ -184,7 +184,7 @@ def paired_locations(
     """
     known_old, known_new = known or (None, None)
     stack: list[tuple[Path, Node, Node, Node | None, Node | None]] = (
-        [] if _identical(old, new) else [((), old, new, known_old, known_new)]
+        [] if same_value(old, new) else [((), old, new, known_old, known_new)]
     )
     while stack:
         path, old_node, new_node, known_old, known_new = stack.pop()
@@ -205,7 +205,7 @@ def paired_locations(
             if old_child is None:
                 continue
             new_child = _governing(new_node, new_children, part, root)
-            if new_child is None or _identical(old_child, new_child):
+            if new_child is None or same_value(old_child, new_child):
                 continue
             differing.append(
                 (
@@ -294,18 +294,8 @@ def differing_keywords(old: Node, new: Node) -> frozenset[str]:
         if keyword in VALUE_KEYWORDS
         or (
             keyword not in DOCUMENTATION_KEYWORDS
-            and not (keyword in old and keyword in new and _identical(old[keyword], new[keyword]))
+            and not (keyword in old and keyword in new and same_value(old[keyword], new[keyword]))
         )
-    )
-
-
-def _identical(old: Any, new: Any) -> bool:
-    """Equal as JSON values. == alone takes true for 1; marshal's bytes keep booleans apart
-    and are quick to compare, and where they differ only in key order or 1 against 1.0,
-    same_value decides. One object (what the two sides of a diff share) is identical."""
-    return old is new or (
-        bool(old == new)
-        and (marshal.dumps(old, 2) == marshal.dumps(new, 2) or same_value(old, new))
     )
 
 
@@ -356,17 +346,46 @@ def uses_old_self(rule: str) -> bool:
     return re.search(r"\boldSelf\b", rule) is not None
 
 
+def deep_equal(a: Any, b: Any) -> bool:
+    """Go's ``reflect.DeepEqual`` over JSON as the apiserver decodes it (apimachinery's
+    ``util/json``): an integer is an int64 and any other number a float64, so ``1`` never
+    equals ``1.0``, nor ``true`` ``1``; key order never counts. The apiserver's equality of
+    stored and written values (ratcheting, pruned defaults, compound enum members)."""
+    return a is b or (
+        a == b  # implied by DeepEqual, and quick where they differ
+        and (marshal.dumps(a, 2) == marshal.dumps(b, 2) or _equal(a, b, _decoded))
+    )
+
+
 def same_value(old: Any, new: Any) -> bool:
-    """JSON value equality: 1 equals 1.0, but true never equals 1 and key order never counts."""
-    if isinstance(old, bool) or isinstance(new, bool):
-        return isinstance(old, bool) and isinstance(new, bool) and old == new
-    if isinstance(old, int | float) and isinstance(new, int | float):
-        return old == new
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
-        return old.keys() == new.keys() and all(same_value(old[key], new[key]) for key in old)
-    if isinstance(old, list) and isinstance(new, list):
-        return len(old) == len(new) and all(map(same_value, old, new))
-    return type(old) is type(new) and bool(old == new)
+    """Whether two values of CRD documents reach the apiserver as one value. A Go client
+    (helm, kubectl) reads YAML or JSON into float64 and int64 and writes a float64 without a
+    fraction as an integer, which the apiserver decodes as an int64: deep_equal of what it
+    sends, so 1 equals 1.0, true never equals 1 and key order never counts."""
+    return old is new or (
+        old == new and (marshal.dumps(old, 2) == marshal.dumps(new, 2) or _equal(old, new, _sent))
+    )
+
+
+def _decoded(value: Any) -> Any:
+    return value
+
+
+def _sent(value: Any) -> Any:
+    if value.__class__ is float and value.is_integer() and -(2**63) <= value < 2**63:
+        return int(value)
+    return value
+
+
+def _equal(a: Any, b: Any, scalar: Callable[[Any], Any]) -> bool:
+    a, b = scalar(a), scalar(b)
+    if a.__class__ is not b.__class__:
+        return False
+    if a.__class__ is dict:
+        return a.keys() == b.keys() and all(_equal(a[k], b[k], scalar) for k in a)
+    if a.__class__ is list:
+        return len(a) == len(b) and all(_equal(x, y, scalar) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 def short(value: Any, limit: int = 60) -> str:

@@ -318,6 +318,10 @@ def _field(node: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
     return edit
 
 
+def _default(node: dict[str, Any], value: Any) -> Callable[[dict[str, Any]], None]:
+    return _field({**node, "default": value})
+
+
 def _root(node: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
     def edit(body: dict[str, Any]) -> None:
         body["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = node
@@ -468,6 +472,74 @@ REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
             "q": {"type": "object", "properties": {"y": OBJECT_WITH_A}},
             "p": {"type": "object", "properties": {"x": OBJECT_WITH_A}}}}),
      False),
+    # Issue 22 §2: defaults hold the apiserver's value semantics (validation/values.py and
+    # validation/regexes.py, shared with the validator of stored objects).
+    ("RE2's $ does not match before a final newline", _default(
+        {"type": "string", "pattern": "^abc$"}, "abc\n"), True),
+    ("the same text without it matches", _default(
+        {"type": "string", "pattern": "^abc$"}, "abc"), False),
+    ("with the m flag $ matches at a line end", _default(
+        {"type": "string", "pattern": "(?m)^a$"}, "a\n"), False),
+    ("\\d is ASCII in RE2", _default({"type": "string", "pattern": "^\\d$"}, "\u0663"), True),
+    ("\\s has no vertical tab in RE2", _default(
+        {"type": "string", "pattern": "^\\s$"}, "\v"), True),
+    ("(?i) folds Unicode in RE2", _default(
+        {"type": "string", "pattern": "^(?i)k$"}, "\u212a"), False),
+    ("a brace that starts no repeat is literal", _default(
+        {"type": "string", "pattern": "^a{,3}$"}, "a{,3}"), False),
+    ("so a{,3} is no repeat", _default(
+        {"type": "string", "pattern": "^a{,3}$"}, "aa"), True),
+    ("a flag group mid-pattern holds to the end of its group", _default(
+        {"type": "string", "pattern": "^a(?i)bc$"}, "aBC"), False),
+    ("a possessive repeat is Python's, not Go's", _field(
+        {"type": "string", "pattern": "^a*+$"}), True),
+    ("0.3 is a multiple of 0.1 (kube-openapi multiplies by 1/0.1)", _default(
+        {"type": "number", "multipleOf": 0.1}, 0.3), False),
+    ("so are 0.7", _default({"type": "number", "multipleOf": 0.1}, 0.7), False),
+    ("and 0.30000000000000004", _default(
+        {"type": "number", "multipleOf": 0.1}, 0.30000000000000004), False),
+    ("but not -0.30000000000000004 (below zero only exact)", _default(
+        {"type": "number", "multipleOf": 0.1}, -0.30000000000000004), True),
+    ("nor 0.35", _default({"type": "number", "multipleOf": 0.1}, 0.35), True),
+    ("no integer is a multiple of 0.5 (the factor is cut to 0)", _default(
+        {"type": "number", "multipleOf": 0.5}, 3), True),
+    ("the number 3.0 is", _default({"type": "number", "multipleOf": 0.5}, 3.0), False),
+    ("for an integer, 2.5 is cut to 2: 4 is a multiple", _default(
+        {"type": "number", "multipleOf": 2.5}, 4), False),
+    ("5 is not", _default({"type": "number", "multipleOf": 2.5}, 5), True),
+    ("an integer multipleOf", _default({"type": "integer", "multipleOf": 3}, 9), False),
+    ("an integer that is no multiple", _default({"type": "integer", "multipleOf": 3}, 10),
+     True),
+    ("multipleOf 0 refuses every number", _default(
+        {"type": "number", "multipleOf": 0}, 1.5), True),
+    ("for an integer the bound is cut: 2 is not below an exclusive 2.5", _default(
+        {"type": "number", "maximum": 2.5, "exclusiveMaximum": True}, 2), True),
+    ("the number 2.0 is", _default(
+        {"type": "number", "maximum": 2.5, "exclusiveMaximum": True}, 2.0), False),
+    ("1 is not below a minimum of 1.5 (cut to 1)", _default(
+        {"type": "number", "minimum": 1.5}, 1), False),
+    ("the number 1.0 is", _default({"type": "number", "minimum": 1.5}, 1.0), True),
+    ("1.5 is in the enum [1] (converted to int64)", _default(
+        {"type": "number", "enum": [1]}, 1.5), False),
+    ("2.5 is not", _default({"type": "number", "enum": [1]}, 2.5), True),
+    ("1 is not in the enum [1.5]", _default({"type": "number", "enum": [1.5]}, 1), True),
+    ("1 is in the enum [1.0]", _default({"type": "number", "enum": [1.0]}, 1), False),
+    ("inside an object 1.0 is not 1 (DeepEqual)", _default(
+        {"type": "object", "x-kubernetes-preserve-unknown-fields": True, "enum": [{"a": 1}]},
+        {"a": 1.0}), True),
+    ("97 is in the enum [a] of an int-or-string (a code point)", _default(
+        {"x-kubernetes-int-or-string": True, "enum": ["a"]}, 97), False),
+    ("98 is not", _default({"x-kubernetes-int-or-string": True, "enum": ["a"]}, 98), True),
+    ("an int-or-string default has no type", _default(
+        {"x-kubernetes-int-or-string": True}, True), False),
+    ("but its format is kept, unknown or not", _default(
+        {"x-kubernetes-int-or-string": True, "format": "int32"}, 5), True),
+    ("a float within 1e-9 of an integer is an integer", _default(
+        {"type": "integer"}, 3.0000000001), False),
+    ("but not beyond 2^53", _default({"type": "integer"}, 1e16), True),
+    ("a default must have its format", _default(
+        {"type": "string", "format": "date"}, "x"), True),
+    ("a date is a date", _default({"type": "string", "format": "date"}, "2024-01-01"), False),
 ]  # fmt: skip
 
 

@@ -11,8 +11,10 @@ apiserver's own words where it has them:
 3. Every version's schema: the keyword rules of ``validation.go`` and the structural-schema
    rules of ``pkg/apiserver/schema`` (types, junctors, list and map types, list-map keys,
    embedded resources, root and metadata), and every default validated against its own
-   node as the apiserver validates it: type, nullable, enum, bounds, lengths, pattern,
-   required and unknown fields.
+   node as the apiserver validates it: pruned already (no unknown fields), then by the
+   validator of stored objects (validation/openapi.py) in its mode for defaults, so both
+   share one implementation of the apiserver's value semantics (regular expressions,
+   formats, numbers, enums: validation/values.py and validation/regexes.py).
 
 Not reproduced: CEL compilation and cost budgets, and CEL rules run on defaults. Not judged,
 on purpose: object metadata other than the name (labels, annotations) and the conversion
@@ -27,13 +29,13 @@ from __future__ import annotations
 import hashlib
 import json
 import marshal
-import math
 import re
-import warnings
 from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from upgrade_guard import schema
+from upgrade_guard.validation import regexes, values
+from upgrade_guard.validation.openapi import OpenAPIValidator
 
 _INT64 = (-(2**63), 2**63 - 1)
 _TYPES = ("array", "boolean", "integer", "number", "object", "string")
@@ -534,11 +536,6 @@ def _specified(key: str, value: Any, empty_is_set: bool = True) -> bool:
     return not (isinstance(value, str) and not value)
 
 
-def _same(node: Any, checked: Any) -> bool:
-    """Equal as written: == alone takes true for 1, marshal's bytes keep them apart."""
-    return bool(node == checked) and marshal.dumps(node, 2) == marshal.dumps(checked, 2)
-
-
 Passed = set[tuple[str, bool, bool, bytes]]
 """Schema subtrees that passed the check, each as what it was judged by: the keyword
 holding it, whether it is inside a junctor, whether defaults are checked there, and a digest
@@ -640,7 +637,7 @@ def _check_schema(
             continue
         if node is None:
             node = {}  # Go decodes null into an empty schema
-        elif beside is not None and parts and _same(node, beside):
+        elif beside is not None and parts and schema.deep_equal(node, beside):
             holder[key] = beside
             continue
         if beside.__class__ is not dict:
@@ -825,7 +822,7 @@ def _check_rare_keywords(node: dict[str, Any]) -> None:
         )
     pattern = node.get("pattern")
     if pattern:
-        problem = go_regexp_problem(pattern)
+        problem = regexes.problem(pattern)
         if problem:
             _node_fail(
                 "pattern",
@@ -905,7 +902,7 @@ def _check_structural_node(
     if check_default and node.get("default") is not None:
         if location == "root":
             node = {**node, "properties": {**_ROOT_IMPLICIT, **(node.get("properties") or {})}}
-        problem = value_problem(node["default"], node, "")
+        problem = default_problem(node["default"], node)
         if problem is not None:
             _node_fail("default", problem)
 
@@ -1026,211 +1023,75 @@ def _check_selectable_fields(fields: list[Any], root: Mapping[str, Any]) -> None
 
 
 # Defaults ------------------------------------------------------------------------------------
-def value_problem(value: Any, node: Mapping[str, Any], at: str) -> str | None:
-    """Why the apiserver refuses value under node (a default), or None. Unknown fields count:
-    defaults must be pruned. ``at`` is the path below the default, for the message."""
-    prefix = f"default{at}" if at else ""
-    if value is None:
-        if node.get("nullable") is True:
-            return None
-        return _at(
-            prefix,
-            'Invalid value: "null":  in body must be of type '
-            f'{node.get("type") or "object"}: "null"',
+# The apiserver whose acceptance of a CRD is reproduced (formats by Kubernetes version).
+APISERVER_VERSION = (1, 35)
+
+
+def default_problem(value: Any, node: Mapping[str, Any]) -> str | None:
+    """Why the apiserver refuses ``value`` as the default of ``node``, or None: it must be
+    pruned already (no unknown fields), then pass the node's schema with the apiserver's
+    value semantics (the validator of stored objects, in its mode for defaults)."""
+    unknown = _unknown_fields(value, node, "default")
+    if unknown is not None:
+        return unknown
+    found = OpenAPIValidator(APISERVER_VERSION, defaults=True).validate(value, node, "")
+    if not found:
+        return None
+    first = found[0]
+    where = "default" + (first.path if first.path[:1] in ("", "[") else f".{first.path}")
+    at = _value_at(value, first.path)
+    if first.check == "required":
+        return f"{where}: Required value"
+    if first.check == "enum":
+        supported = ", ".join(
+            _show(allowed) for allowed in _node_at(node, first.path).get("enum") or []
         )
-    declared = node.get("type") or ""
-    if node.get("x-kubernetes-int-or-string") is True:
-        if isinstance(value, bool) or not isinstance(value, int | str):
-            return _at(prefix, f"Invalid value: {_show(value)}: must be int-or-string")
-    elif declared and not _has_type(value, declared):
-        got = _json_type(value)
-        return _at(prefix, f'Invalid value: "{got}":  in body must be of type {declared}: "{got}"')
-    enum = node.get("enum")
-    if enum and not any(schema.same_value(value, allowed) for allowed in enum):
-        supported = ", ".join(_show(allowed) for allowed in enum)
-        return _at(prefix, f"Unsupported value: {_show(value)}: supported values: {supported}")
-    if isinstance(value, str):
-        return _string_problem(value, node, prefix)
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return _number_problem(value, node, prefix)
+        return f"{where}: Unsupported value: {_show(at)}: supported values: {supported}"
+    if first.check == "type" and at is not None:
+        got = values.go_type(at)
+        return f'{where}: Invalid value: "{got}": in body {first.detail}: "{got}"'
+    return f"{where}: Invalid value: {_show(at)}: in body {first.detail}"
+
+
+def _value_at(value: Any, path: str) -> Any:
+    for step in values.steps(path):
+        value = value[step]
+    return value
+
+
+def _node_at(node: Mapping[str, Any], path: str) -> Mapping[str, Any]:
+    """The schema of the value at ``path`` below node (the validator found it there)."""
+    for step in values.steps(path):
+        child = values.item_schema(node) if isinstance(step, int) else None
+        node = child or values.property_schema(node, str(step)) or {}
+    return node
+
+
+def _unknown_fields(value: Any, node: Mapping[str, Any], where: str) -> str | None:
+    """A default must be pruned: no field that pruning would drop, at any depth."""
     if isinstance(value, list):
-        return _list_problem(value, node, at, prefix)
-    if isinstance(value, Mapping):
-        return _object_problem(value, node, at, prefix)
-    return None
-
-
-def _at(prefix: str, problem: str) -> str:
-    return f"{prefix}: {problem}" if prefix else problem
-
-
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int) or (isinstance(value, float) and value.is_integer()):
-        return "integer"
-    if isinstance(value, float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    return "array" if isinstance(value, list) else "object"
-
-
-def _has_type(value: Any, declared: str) -> bool:
-    got = _json_type(value)
-    return got == declared or (declared == "number" and got == "integer")
-
-
-def _string_problem(value: str, node: Mapping[str, Any], prefix: str) -> str | None:
-    length = len(value)
-    if node.get("maxLength") is not None and length > node["maxLength"]:
-        limit = node["maxLength"]
-        return _at(
-            prefix, f"Too long: may not be more than {limit} byte{'s' if limit != 1 else ''}"
-        )
-    if node.get("minLength") is not None and length < node["minLength"]:
-        return _at(
-            prefix,
-            f"Invalid value: {_show(value)}:  in body should be at least"
-            f" {node['minLength']} chars long",
-        )
-    pattern = node.get("pattern")
-    compiled = _compiled(pattern) if pattern else None
-    if compiled is not None and not compiled.search(value):
-        return _at(prefix, f"Invalid value: {_show(value)}:  in body should match '{pattern}'")
-    return None
-
-
-def _number_problem(value: float, node: Mapping[str, Any], prefix: str) -> str | None:
-    shown = f"Invalid value: {_number_text(value)}:  in body should be"
-    maximum, minimum = node.get("maximum"), node.get("minimum")
-    exclusive_max, exclusive_min = node.get("exclusiveMaximum"), node.get("exclusiveMinimum")
-    if maximum is not None and (value > maximum or (exclusive_max and value == maximum)):
-        bound = "less than" if exclusive_max else "less than or equal to"
-        return _at(prefix, f"{shown} {bound} {_number_text(maximum)}")
-    if minimum is not None and (value < minimum or (exclusive_min and value == minimum)):
-        bound = "greater than" if exclusive_min else "greater than or equal to"
-        return _at(prefix, f"{shown} {bound} {_number_text(minimum)}")
-    multiple = node.get("multipleOf")
-    if multiple and not _is_multiple(value, multiple):
-        return _at(prefix, f"{shown} a multiple of {_number_text(multiple)}")
-    return None
-
-
-def _is_multiple(value: float, multiple: float) -> bool:
-    quotient = value / multiple
-    return math.isclose(quotient, round(quotient), rel_tol=0, abs_tol=1e-9)
-
-
-def _list_problem(value: list[Any], node: Mapping[str, Any], at: str, prefix: str) -> str | None:
-    if node.get("maxItems") is not None and len(value) > node["maxItems"]:
-        return _at(prefix, f"Too many: {len(value)}: must have at most {node['maxItems']} items")
-    if node.get("minItems") is not None and len(value) < node["minItems"]:
-        return _at(
-            prefix,
-            f"Invalid value: {len(value)}:  in body should have at least {node['minItems']} items",
-        )
-    items = node.get("items")
-    if isinstance(items, Mapping):
-        for index, item in enumerate(value):
-            problem = value_problem(item, items, f"{at}[{index}]")
-            if problem is not None:
-                return problem
-    return None
-
-
-def _object_problem(
-    value: Mapping[str, Any], node: Mapping[str, Any], at: str, prefix: str
-) -> str | None:
+        items = node.get("items")
+        if isinstance(items, Mapping):
+            for index, item in enumerate(value):
+                problem = _unknown_fields(item, items, f"{where}[{index}]")
+                if problem is not None:
+                    return problem
+    if not isinstance(value, Mapping):
+        return None
     properties = node.get("properties") or {}
     additional = node.get("additionalProperties")
-    for name in node.get("required") or []:
-        if name not in value:
-            return _at(f"default{at}.{name}", "Required value")
-    if node.get("maxProperties") is not None and len(value) > node["maxProperties"]:
-        return _at(
-            prefix, f"Too many: {len(value)}: must have at most {node['maxProperties']} items"
-        )
-    if node.get("minProperties") is not None and len(value) < node["minProperties"]:
-        return _at(
-            prefix,
-            f"Invalid value: {len(value)}:  in body should have at least"
-            f" {node['minProperties']} properties",
-        )
     for name, child in value.items():
         if name in properties:
-            child_schema = properties[name]
+            child_schema = properties[name] or {}
         elif isinstance(additional, Mapping):
             child_schema = additional
         elif additional is True or node.get("x-kubernetes-preserve-unknown-fields") is True:
             continue
         else:
-            return _at(
-                prefix or "default",
-                f"Invalid value: {_show(dict(value))}: must not have unknown fields",
-            )
-        problem = value_problem(child, child_schema, f"{at}.{name}")
+            return f"{where}: Invalid value: {_show(dict(value))}: must not have unknown fields"
+        problem = _unknown_fields(child, child_schema, f"{where}.{name}")
         if problem is not None:
             return problem
-    return None
-
-
-# Go's RE2 syntax that Python's re spells otherwise or lacks; refused only where both agree.
-_GO_ONLY = (
-    (re.compile(r"\\[pP](\{[^}]*\}|[A-Za-z])"), "."),  # Unicode classes
-    (re.compile(r"\\z"), r"\\Z"),  # end of text
-    (re.compile(r"\(\?<(?=[A-Za-z_])"), "(?P<"),  # named groups, Go 1.22+
-    (re.compile(r"\[:\^?[a-z]+:\]"), "a"),  # POSIX classes inside brackets
-)
-_PERL_ONLY = re.compile(r"\(\?(?:[=!]|<[=!])|\\[1-9]")
-
-
-def _compiled(pattern: str) -> re.Pattern[str] | None:
-    translated = pattern
-    for go_syntax, python_syntax in _GO_ONLY:
-        translated = go_syntax.sub(python_syntax, translated)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return re.compile(translated)
-    except re.error:
-        return None
-
-
-# Python's re errors for patterns RE2 refuses too (others, such as a flag group mid-pattern,
-# are Python's alone).
-_REFUSED_BY_BOTH = (
-    "missing ), unterminated subpattern",
-    "unbalanced parenthesis",
-    "nothing to repeat",
-    "multiple repeat",
-    "unterminated character set",
-    "bad character range",
-)
-
-
-_REPEAT = re.compile(r"(?<!\\)\{(\d+)(?:,(\d*))?\}")
-_RE2_MAX_REPEAT = 1000
-
-
-def go_regexp_problem(pattern: str) -> str | None:
-    """Why Go's regexp (RE2) refuses pattern, where Python can tell; None otherwise."""
-    if _PERL_ONLY.search(pattern):
-        return "error parsing regexp: invalid or unsupported Perl syntax"
-    if re.search(r"(?<!\\)(?:\\\\)*\\Z", pattern):
-        return "error parsing regexp: invalid escape sequence: `\\Z`"
-    for match in _REPEAT.finditer(pattern):
-        low, high = int(match.group(1)), match.group(2)
-        bounds = [low] + ([int(high)] if high else [])
-        if max(bounds) > _RE2_MAX_REPEAT or (high and int(high) < low):
-            return f"error parsing regexp: invalid repeat count: `{match.group(0)}`"
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            re.compile(pattern)
-    except re.error as error:
-        if any(str(error).startswith(known) for known in _REFUSED_BY_BOTH):
-            return f"error parsing regexp: {error.msg}"
     return None
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import base64
 import datetime
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -283,7 +282,6 @@ class RuleEvaluator:
         self.kube_version = kube_version
         self.ratcheting = kube_version >= (1, 30)
         self._rules: dict[int, list[Rule]] = {}
-        self._has_rules: dict[int, bool] = {}
         self._ruled: dict[int, list[tuple[str, values.Schema]]] = {}
         self._converted: dict[tuple[int, int, bool], tuple[Any, Any]] = {}
         self._results: dict[tuple[int, int, int], tuple[Any, Any, str, str | None]] = {}
@@ -305,12 +303,7 @@ class RuleEvaluator:
         return outcome
 
     def has_rules(self, schema: values.Schema) -> bool:
-        key = id(schema)
-        if key not in self._has_rules:
-            self._has_rules[key] = bool(schema.get("x-kubernetes-validations")) or any(
-                self.has_rules(child) for child in _children(schema)
-            )
-        return self._has_rules[key]
+        return values.uses(schema, "x-kubernetes-validations")
 
     def _compiled_rules(self, schema: values.Schema) -> list[Rule]:
         key = id(schema)
@@ -473,12 +466,3 @@ class RuleEvaluator:
             return None
         text = result.value()
         return text.strip() if isinstance(text, str) and text.strip() else None
-
-
-def _children(schema: values.Schema) -> Iterator[values.Schema]:
-    yield from (schema.get("properties") or {}).values()
-    for key in ("items", "additionalProperties"):
-        child = schema.get(key)
-        if isinstance(child, dict):
-            yield child
-    yield from schema.get("allOf") or []

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from upgrade_guard.schema import deep_equal
+
 from . import values
 
 
@@ -90,7 +92,7 @@ class Correlation:
             if len(new) != len(old):
                 return False
             if self.schema is None or self.schema.get("x-kubernetes-list-type") != "map":
-                return values.same(new, old)
+                return deep_equal(new, old)
             for i in range(len(new)):
                 item = self.index(i)
                 if item is None or not item.equal():
@@ -106,4 +108,4 @@ class Correlation:
             return True
         if isinstance(new, list | dict) or isinstance(old, list | dict):
             return False
-        return values.same(new, old)
+        return deep_equal(new, old)

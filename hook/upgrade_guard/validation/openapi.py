@@ -9,14 +9,10 @@ is not a map list re-validates all its items, changed or not.
 
 from __future__ import annotations
 
-import math
-import re
-import warnings
 from collections.abc import Iterator
-from functools import lru_cache
 from typing import Any
 
-from . import formats, values
+from . import formats, regexes, values
 from .correlation import Correlation
 from .violations import NotEvaluated, Violation
 
@@ -28,71 +24,6 @@ _TYPE_NAMES = {
 }
 
 
-_POSIX_CLASSES = {
-    "alpha": "a-zA-Z",
-    "digit": "0-9",
-    "alnum": "a-zA-Z0-9",
-    "upper": "A-Z",
-    "lower": "a-z",
-    "space": " \\t\\n\\r\\f\\v",
-    "xdigit": "0-9A-Fa-f",
-    "word": "\\w",
-}
-
-
-@lru_cache(maxsize=4096)
-def _pattern(pattern: str) -> re.Pattern[str] | None:
-    """A pattern (Go's RE2 syntax, as the apiserver compiles it) as Python's re reads it:
-    POSIX classes such as ``[[:alpha:]]`` spelled out, ``\\z`` as ``\\Z``. None when Python
-    cannot read it the same way (the value is then reported unchecked by the caller)."""
-    spelled = re.sub(r"\[:(\w+):\]", lambda m: _POSIX_CLASSES.get(m[1], m[0]), pattern)
-    translated = _end_of_text(spelled)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # "possible nested set": a meaning RE2 does not give
-        try:
-            return re.compile(translated)
-        except (re.error, FutureWarning):
-            return None
-
-
-def _end_of_text(pattern: str) -> str:
-    """RE2's ``$`` and ``\\z`` match only at the end of the text; Python's ``$`` also
-    before a final newline, so both become ``\\Z`` (outside character classes)."""
-    out: list[str] = []
-    in_class = escaped = False
-    for char in pattern:
-        if escaped:
-            out.append("Z" if char == "z" and not in_class else char)
-            escaped = False
-        elif char == "\\":
-            out.append(char)
-            escaped = True
-        elif in_class:
-            in_class = char != "]"
-            out.append(char)
-        elif char == "[":
-            in_class = True
-            out.append(char)
-        else:
-            out.append("\\Z" if char == "$" else char)
-    return "".join(out)
-
-
-def type_matches(value: Any, type_name: str) -> bool:
-    if type_name == "integer":
-        return (isinstance(value, int) and not isinstance(value, bool)) or (
-            isinstance(value, float) and value.is_integer()
-        )
-    if type_name == "number":
-        return isinstance(value, int | float) and not isinstance(value, bool)
-    expected = _TYPE_NAMES.get(type_name)
-    return expected is not None and isinstance(value, expected)
-
-
-def _is_number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
 class _Node:
     """One schema node's keywords, read once."""
 
@@ -100,6 +31,7 @@ class _Node:
         "additional",
         "all_of",
         "any_of",
+        "checked_format",
         "counted",
         "enum",
         "format",
@@ -118,9 +50,12 @@ class _Node:
         "types",
     )
 
-    def __init__(self, schema: values.Schema, kube_version: tuple[int, int]) -> None:
+    def __init__(
+        self, schema: values.Schema, kube_version: tuple[int, int], defaults: bool
+    ) -> None:
         self.schema = schema
-        types = ["integer", "string"] if schema.get("x-kubernetes-int-or-string") else []
+        int_or_string = schema.get("x-kubernetes-int-or-string") and not defaults
+        types = ["integer", "string"] if int_or_string else []
         if not types and schema.get("type"):
             types = [schema["type"]]
         self.types = tuple(types)
@@ -130,6 +65,10 @@ class _Node:
         name = schema.get("format")
         self.format_name = name
         self.format = formats.checker(name, kube_version) if isinstance(name, str) else None
+        # The format the type check sees: objects' schemas lose the formats the apiserver
+        # does not validate; a default is checked by the schema as written.
+        kept = name if defaults or self.format is not None else ""
+        self.checked_format = kept if isinstance(kept, str) else ""
         self.pattern = schema.get("pattern")
         self.strings = self.format is not None or any(
             k in schema for k in ("maxLength", "minLength", "pattern")
@@ -152,18 +91,24 @@ class _Node:
         self.negated = negated if isinstance(negated, dict) else None
 
     def type_ok(self, value: Any) -> bool:
-        if isinstance(value, bool):
-            return "boolean" in self.types
-        if self.python_types and isinstance(value, self.python_types):
+        if (
+            self.python_types
+            and not self.checked_format
+            and not isinstance(value, bool)
+            and isinstance(value, self.python_types)
+        ):
             return True
-        return any(type_matches(value, t) for t in self.types)
+        return values.matches_type(value, self.types, self.checked_format)
 
 
 class OpenAPIValidator:
-    """Validates values against one schema tree for one Kubernetes version."""
+    """Validates values against one schema tree for one Kubernetes version. With
+    ``defaults``, as the apiserver validates a CRD's defaults (structural ``ToKubeOpenAPI``):
+    an x-kubernetes-int-or-string node has no type, and formats are kept as written."""
 
-    def __init__(self, kube_version: tuple[int, int]) -> None:
+    def __init__(self, kube_version: tuple[int, int], defaults: bool = False) -> None:
         self.kube_version = kube_version
+        self.defaults = defaults
         # Patterns Python's re cannot read, checked nowhere: never counted as matched.
         self.unchecked: list[NotEvaluated] = []
         self._nodes: dict[int, _Node] = {}
@@ -180,7 +125,7 @@ class OpenAPIValidator:
     def _compiled(self, schema: values.Schema) -> _Node:
         node = self._nodes.get(id(schema))
         if node is None or node.schema is not schema:
-            node = self._nodes[id(schema)] = _Node(schema, self.kube_version)
+            node = self._nodes[id(schema)] = _Node(schema, self.kube_version, self.defaults)
         return node
 
     def _node(
@@ -252,15 +197,16 @@ class OpenAPIValidator:
             elif node.enum is not None:  # even a null the enum lists (v1.35.4 refuses it)
                 found.append(Violation(path, "enum", "Unsupported value: not in the enum"))
             return
-        if types and not node.type_ok(value) and not self._format_pass(value, node):
-            found.append(Violation(path, "type", f"must be of type {' or '.join(types)}"))
+        if not node.type_ok(value):
+            expected = " or ".join(types) or node.checked_format
+            found.append(Violation(path, "type", f"must be of type {expected}"))
             return
-        if node.enum is not None and not any(_enum_equal(value, e) for e in node.enum):
+        if node.enum is not None and not values.in_enum(value, node.enum):
             found.append(Violation(path, "enum", "Unsupported value: not in the enum"))
         if isinstance(value, str):
             if node.strings:
                 self._string(value, node, path, found)
-        elif _is_number(value):
+        elif isinstance(value, int | float) and not isinstance(value, bool):
             if node.numeric:
                 found.extend(_number(value, node.schema, path))
         elif node.counted:
@@ -268,16 +214,6 @@ class OpenAPIValidator:
                 found.extend(_counted(len(value), node.schema, path, "Items", "items"))
             elif isinstance(value, dict):
                 found.extend(_counted(len(value), node.schema, path, "Properties", "properties"))
-
-    def _format_pass(self, value: Any, node: _Node) -> bool:
-        """kube-openapi lets any string or list pass the type check of a non-numeric
-        schema with a (supported) format."""
-        return (
-            isinstance(value, str | list)
-            and "integer" not in node.types
-            and "number" not in node.types
-            and node.format is not None
-        )
 
     def _string(self, value: str, node: _Node, path: str, found: list[Violation]) -> None:
         schema = node.schema
@@ -287,7 +223,7 @@ class OpenAPIValidator:
         if "minLength" in schema and length < schema["minLength"]:
             found.append(Violation(path, "minLength", f"shorter than {schema['minLength']}"))
         if node.pattern is not None:
-            compiled = _pattern(node.pattern)
+            compiled = regexes.compiled(node.pattern)
             if compiled is None:
                 self.unchecked.append(
                     NotEvaluated(path, node.pattern, "pattern not readable by Python's re")
@@ -298,35 +234,22 @@ class OpenAPIValidator:
             found.append(Violation(path, "format", f"must be of type {node.format_name}"))
 
 
-def _enum_equal(a: Any, b: Any) -> bool:
-    if _is_number(a) and _is_number(b):
-        return float(a) == float(b)
-    return values.same(a, b)
-
-
 def _number(value: float, schema: values.Schema, path: str) -> Iterator[Violation]:
     maximum = schema.get("maximum")
     if maximum is not None:
-        if schema.get("exclusiveMaximum") and value >= maximum:
-            yield Violation(path, "maximum", f"should be less than {maximum}")
-        elif value > maximum:
-            yield Violation(path, "maximum", f"should be less than or equal to {maximum}")
+        exclusive = bool(schema.get("exclusiveMaximum"))
+        if values.above_maximum(value, maximum, exclusive):
+            bound = "less than" if exclusive else "less than or equal to"
+            yield Violation(path, "maximum", f"should be {bound} {maximum}")
     minimum = schema.get("minimum")
     if minimum is not None:
-        if schema.get("exclusiveMinimum") and value <= minimum:
-            yield Violation(path, "minimum", f"should be greater than {minimum}")
-        elif value < minimum:
-            yield Violation(path, "minimum", f"should be greater than or equal to {minimum}")
+        exclusive = bool(schema.get("exclusiveMinimum"))
+        if values.below_minimum(value, minimum, exclusive):
+            bound = "greater than" if exclusive else "greater than or equal to"
+            yield Violation(path, "minimum", f"should be {bound} {minimum}")
     factor = schema.get("multipleOf")
-    if factor and not _is_multiple(value, factor):
+    if factor is not None and not values.is_multiple(value, factor):
         yield Violation(path, "multipleOf", f"should be a multiple of {factor}")
-
-
-def _is_multiple(value: float, factor: float) -> bool:
-    if isinstance(value, int) and isinstance(factor, int):
-        return value % factor == 0
-    quotient = value / factor
-    return math.isfinite(quotient) and quotient == math.floor(quotient)
 
 
 def _counted(
