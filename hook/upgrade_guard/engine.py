@@ -167,15 +167,22 @@ def _changes_at(locations: Iterable[schema.Location]) -> list[SchemaChange]:
         leftover = _unclassified(at.old, at.new, unhandled) if unhandled else None
         if leftover is not None:
             found.append(SchemaChange(unclassified_change.RULE, at.path, at.path, leftover))
-    covered = {
-        item.path
-        for item in found
-        if isinstance(item.rule, PropertyRule) and item.rule.covers_subtree
-    }
-    if not covered:
+    covering = [
+        item for item in found if isinstance(item.rule, PropertyRule) and item.rule.covers_subtree
+    ]
+    if not covering:
         return found
+    # A covering change (a type change) explains everything below its node; from one
+    # declared type to another it also explains what else changed at the node (an enum, a
+    # bound): no stored value there keeps passing. A type declared where any value was
+    # allowed does not: values of that type stay, and the node's other changes reach them.
+    below = {item.path for item in covering}
+    here = {item.path for item in covering if item.change.old is not None}
     return [
-        item for item in found if not any(item.path[:n] in covered for n in range(len(item.path)))
+        item
+        for item in found
+        if not any(item.path[:n] in below for n in range(len(item.path)))
+        and (item.path not in here or item in covering)
     ]
 
 

@@ -84,6 +84,25 @@ TYPE = [
     case(INT, {"type": "number"}, set(), "integer to number: not flagged"),
     case({"type": "number"}, INT, {("UG204", F)}, "number to integer: flagged"),
     case(obj(a=STR), STR, {("UG204", F)}, "object to string: one finding, children not repeated"),
+    case(
+        STR,
+        {**INT, "enum": [1, 2]},
+        {("UG204", F)},
+        "type changed with an enum introduced: one finding, the type change",
+    ),
+    case(INT, {**INT, "enum": [1, 2]}, {("UG207", F)}, "enum introduced, type kept: its finding"),
+    case(
+        obj(a=STR),
+        {"type": "array", "items": {**STR, "enum": ["x"]}},
+        {("UG204", F)},
+        "type changed with an enum below: one finding",
+    ),
+    case(
+        ANY,
+        {**INT, "enum": [1, 2]},
+        {("UG204", F), ("UG207", F), ("UG216", F)},
+        "type declared where any value was: the node's other changes reach stored integers",
+    ),
 ]
 
 NULLABLE_AND_INT_OR_STRING = [
