@@ -285,6 +285,7 @@ def _class_end(pattern: str, start: int) -> int:
     return at + 1
 
 
+@lru_cache(maxsize=4096)
 def problem(pattern: str) -> str | None:
     """Why Go's regexp (RE2) refuses ``pattern``, where Python can tell; None otherwise."""
     if _PERL_ONLY.search(pattern):
