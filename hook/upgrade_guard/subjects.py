@@ -24,6 +24,14 @@ class WrittenState:
 
 
 @dataclass(frozen=True)
+class Stored:
+    """How many objects a CRD stores, and the first few names (never their data)."""
+
+    count: int
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class HookSubject:
     """The chart's CRDs and the live ones (both normalized as the digest sees them, so equal
     specs mean equal digests; none before the cluster is read), the counters the chart
@@ -39,6 +47,13 @@ class HookSubject:
     written_state: Sequence[WrittenState] = ()
     schema_key: str = DEFAULT_ANNOTATION_PREFIX + SCHEMA_VERSION
     paired: tuple[str, ...] = (CONTROLLER_STATE_VERSION,)
+    # Under Helm, from its release records: the release this one replaces (described), whether
+    # it ran the guard already, the CRDs it applied that this one does not (each with its live
+    # object, None when gone) and the objects stored in each of those.
+    replaced: str = ""
+    adopted: bool = False
+    dropped: Mapping[str, Crd | None] = field(default_factory=dict)
+    stored: Mapping[str, Stored] = field(default_factory=dict)
 
     def pairings(self) -> list[SlotPairing]:
         """Each slot's image against the paired counters the chart declares."""

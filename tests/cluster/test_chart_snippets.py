@@ -60,6 +60,13 @@ def cluster_role_rules(helm: ToolRunner, chart: Path, *values: str) -> list[JSON
     return list(role["rules"])
 
 
+def list_crds(chart: Path, names: list[str]) -> None:
+    """Chart.yaml's upgrade-guard.io/crds: the CRDs the hook may read."""
+    metadata = yaml.safe_load((chart / "Chart.yaml").read_text())
+    metadata["annotations"]["upgrade-guard.io/crds"] = ",".join(names)
+    (chart / "Chart.yaml").write_text(yaml.safe_dump(metadata))
+
+
 @pytest.mark.parametrize(
     ("crd_names", "stored_state", "listed"),
     [
@@ -84,11 +91,11 @@ def test_the_cluster_role_gets_the_crds_and_lists_their_objects_only(
     shutil.copytree(EXAMPLE / "1.0.0", chart)  # follows charts/upgrade-guard's symlink
     policy = {"stored-state": [{"resource": r, "path": "status.v"} for r in stored_state]}
     (chart / "upgrade-guard" / "policy.yaml").write_text(yaml.safe_dump(policy))
-    rules = cluster_role_rules(helm, chart, "--set-json",
-                               f"upgrade-guard.crdNames={json.dumps(crd_names)}")  # fmt: skip
+    list_crds(chart, crd_names)
+    rules = cluster_role_rules(helm, chart)
     assert rules == [
         {"apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
-         "verbs": ["get"], "resourceNames": crd_names},
+         "verbs": ["get"], "resourceNames": sorted(crd_names)},
         *({"apiGroups": [group], "resources": resources, "verbs": ["list"]}
           for group, resources in listed.items()),
     ]  # fmt: skip
@@ -99,10 +106,10 @@ def test_the_cluster_role_gets_the_crds_and_lists_their_objects_only(
     [("backups.example.io", True), ("backups.example", False), ("secrets", False)],
 )
 def test_crd_names_are_plural_dot_group_as_the_apiserver_requires(
-    cluster: Cluster, helm: ToolRunner, crd_name: str, allowed: bool
+    cluster: Cluster, helm: ToolRunner, tmp_path: Path, crd_name: str, allowed: bool
 ) -> None:
-    """crdNames becomes `list` rules: a name the apiserver would not give a CRD (`secrets`)
-    must not render one."""
+    """The listed CRDs become `list` rules: a name the apiserver would not give a CRD
+    (`secrets`) must not render one."""
     plural, _, group = crd_name.partition(".")
     crd = yaml.safe_load((EXAMPLE / "1.0.0" / "templates" / "crds" / "backups.yaml").read_text())
     crd["metadata"] = {"name": crd_name}
@@ -113,11 +120,43 @@ def test_crd_names_are_plural_dot_group_as_the_apiserver_requires(
         served = True
     except KubeError as error:
         served = error.code == 409  # valid, and already there (the e2e test's)
-    rendered = helm("template", "rel", str(EXAMPLE / "1.0.0"), "--set-json",
-                    f"upgrade-guard.crdNames={json.dumps([crd_name])}")  # fmt: skip
+    chart = tmp_path / "chart"
+    shutil.copytree(EXAMPLE / "1.0.0", chart)  # follows charts/upgrade-guard's symlink
+    list_crds(chart, ["backups.example.io", crd_name])
+    rendered = helm("template", "rel", str(chart))
     assert (served, rendered.returncode == 0) == (allowed, allowed), show(rendered)
     if not allowed:
-        assert f"'/crdNames/0': '{crd_name}' does not match pattern" in rendered.stderr
+        assert f'lists "{crd_name}", not PLURAL.GROUP' in rendered.stderr, show(rendered)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        pytest.param({"upgrade-guard.io/controller-state-version": None},
+                     "Chart.yaml declares no controller-state version: add the annotation"
+                     ' upgrade-guard.io/controller-state-version: "N"', id="no counter"),
+        pytest.param({"upgrade-guard.io/crds": "restores.example.io"},
+                     "templates/crds/backups.yaml renders the CRD backups.example.io, which"
+                     " Chart.yaml's upgrade-guard.io/crds does not list", id="CRD not listed"),
+        pytest.param({"upgrade-guard.io/crds": None}, "Chart.yaml lists no CRDs",
+                     id="no CRDs listed"),
+    ],
+)  # fmt: skip
+def test_the_render_fails_with_the_fix_when_chart_yaml_leaves_a_check_off(
+    helm: ToolRunner, tmp_path: Path, edit: dict[str, str | None], message: str
+) -> None:
+    """Pairing is never silently off: the counters and CRD names are the chart's own
+    (Chart.yaml annotations), and a chart that leaves them out does not render."""
+    chart = tmp_path / "chart"
+    shutil.copytree(EXAMPLE / "1.0.0", chart)  # follows charts/upgrade-guard's symlink
+    metadata = yaml.safe_load((chart / "Chart.yaml").read_text())
+    for key, value in edit.items():
+        metadata["annotations"].pop(key)
+        if value is not None:
+            metadata["annotations"][key] = value
+    (chart / "Chart.yaml").write_text(yaml.safe_dump(metadata))
+    rendered = helm("template", "rel", str(chart))
+    assert rendered.returncode != 0 and message in rendered.stderr, show(rendered)
 
 
 def test_the_docs_show_the_rbac_the_example_chart_renders(helm: ToolRunner) -> None:
@@ -207,7 +246,7 @@ def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
     # Release 3 makes target required, and the stored Backup has none: refused, with the
     # evidence naming it in helm's own output; the live CRD and the release stay as they were.
     # Without a policy the chart names no stored-state resource: the guard lists Backups
-    # because the chart ships their CRD (crdNames).
+    # because the chart lists their CRD (Chart.yaml's upgrade-guard.io/crds).
     unsafe = helm("upgrade", "rel", chart("3.0.0"), "-n", namespace, *GUARD_VALUES, *NO_POLICY)
     assert unsafe.returncode != 0, show(unsafe)
     third = guard.wait(4, timeout=60)
@@ -243,6 +282,7 @@ def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
     fifth = guard.wait(6, timeout=60)
     assert not fifth.succeeded
     assert "UG605" in fifth.log and "nightly" in fifth.log, fifth.log
+    assert fifth.log.startswith("upgrade-guard REFUSED: pre-rollback of 1 CRD"), fifth.log
     assert schema_version(cluster) == "3"
     # Helm leaves the release pending-rollback: upgrades now say another operation is in
     # progress. The way out: roll back to the revision that is deployed (its own hook passes).
@@ -290,6 +330,8 @@ def test_argo_cd_runs_the_guard_as_presync_before_the_crds(
         ("ConfigMap", True, ("PreSync",), -10),
         ("ClusterRole", True, ("PreSync",), -10),
         ("ClusterRoleBinding", True, ("PreSync",), -10),
+        ("Role", True, ("PreSync",), -10),
+        ("RoleBinding", True, ("PreSync",), -10),
         ("Job", True, ("PreSync",), -5),
     }
     # Recreated before each sync (a named hook without it would run only once).

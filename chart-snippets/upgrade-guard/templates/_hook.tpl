@@ -13,9 +13,14 @@ key that sets it, so a way out can name `--set SLOT.tag=...` (controllerImage is
        "image" (include "mychart.image" .)
        "webhook.image" (include "mychart.webhookImage" .))) }}
 
-The operator chart's files carry the CRD bundle (`upgrade-guard pack`), the image table
-and, optionally, the policy. Every object also carries Argo CD's hook annotations: Argo CD
-ignores Helm's once an object has any of its own.
+What the guard must know about the chart comes from the chart's own files, where
+`helm upgrade --reuse-values` cannot keep a stale copy: Chart.yaml's annotations
+(upgrade-guard.io/controller-state-version and any other counter the policy pairs with the
+image, upgrade-guard.io/crds: every CRD a release of the chart may apply, and
+upgrade-guard.io/crd-templates: the template files that render them), the image table, and
+optionally the policy and the CRD bundle (for Argo CD, which keeps no release record).
+Every object also carries Argo CD's hook annotations: Argo CD ignores Helm's once an object
+has any of its own.
 */ -}}
 {{- define "upgrade-guard.hook" -}}
 {{- $root := .root -}}
@@ -24,18 +29,19 @@ ignores Helm's once an object has any of its own.
 {{- if .controllerImage }}{{ $controllerImages = merge (dict "image" .controllerImage) $controllerImages }}{{ end -}}
 {{- if not $controllerImages }}{{ fail "upgrade-guard.hook: pass controllerImage (or controllerImages, SLOT: image), rendered as the controller Deployments render their images" }}{{ end -}}
 {{- $name := printf "%s-upgrade-guard" $root.Release.Name | trunc 63 | trimSuffix "-" -}}
-{{- $crds := $root.Files.Get $v.files.crds -}}
-{{- if not $crds }}{{ fail (printf "upgrade-guard: chart file %s is missing: run `upgrade-guard pack CRD_DIR %s`" $v.files.crds $v.files.crds) }}{{ end -}}
+{{- $chart := include "upgrade-guard.chart" $root | fromJson -}}
+{{- $crds := "" -}}
+{{- if $v.files.crds }}{{ $crds = $root.Files.Get $v.files.crds }}{{ end -}}
 {{- $images := $root.Files.Get $v.files.images -}}
 {{- if not $images }}{{ fail (printf "upgrade-guard: chart file %s (controller image -> counters) is missing" $v.files.images) }}{{ end -}}
 {{- $policy := "" -}}
 {{- if $v.files.policy }}{{ $policy = $root.Files.Get $v.files.policy }}{{ end -}}
 {{- $storedState := list -}}
 {{- if $policy }}{{ $storedState = get (fromYaml $policy) "stored-state" | default list }}{{ end -}}
-{{- $crdNames := $v.crdNames -}}
-{{- if not $crdNames }}{{ fail "upgrade-guard.crdNames: list the chart's CRDs (the hook may get these and list their objects only)" }}{{ end -}}
-{{- /* list: the objects of the chart's CRDs (evidence) and the stored-state resources,
-       as RESOURCE.GROUP (a CRD's name is PLURAL.GROUP), grouped by API group. */ -}}
+{{- $crdNames := $chart.crds -}}
+{{- /* list: the objects of the chart's CRDs (evidence, what Helm would delete) and the
+       stored-state resources, as RESOURCE.GROUP (a CRD's name is PLURAL.GROUP), grouped
+       by API group. */ -}}
 {{- $resources := $crdNames -}}
 {{- range $storedState }}{{ $resources = append $resources .resource }}{{ end -}}
 {{- $listed := dict -}}
@@ -43,6 +49,15 @@ ignores Helm's once an object has any of its own.
 {{- $parts := splitn "." 2 . -}}
 {{- $group := $parts._1 | default "" -}}
 {{- $_ := set $listed $group (append (get $listed $group | default list) $parts._0 | uniq | sortAlpha) -}}
+{{- end -}}
+{{- /* The release records Helm keeps in this namespace (Secrets, default storage driver):
+       the pending one (this revision, or above it under a rollback, whose hooks were
+       rendered at an earlier revision) and the ones below it, down to the release the
+       operation replaces. Get by name only. */ -}}
+{{- $records := list -}}
+{{- $first := max 1 (sub $root.Release.Revision 16) | int -}}
+{{- range $revision := untilStep $first (add $root.Release.Revision 33 | int) 1 -}}
+{{- $records = append $records (printf "sh.helm.release.v1.%s.v%d" $root.Release.Name $revision) -}}
 {{- end -}}
 apiVersion: v1
 kind: ServiceAccount
@@ -84,6 +99,35 @@ subjects:
     name: {{ $name }}
     namespace: {{ $root.Release.Namespace }}
 ---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata:
+  name: {{ $name }}
+  namespace: {{ $root.Release.Namespace }}
+  annotations:
+    {{- include "upgrade-guard.annotations" -10 | nindent 4 }}
+rules:
+  - apiGroups: [""]
+    resources: [secrets]
+    verbs: [get]
+    resourceNames: {{ toJson $records }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata:
+  name: {{ $name }}
+  namespace: {{ $root.Release.Namespace }}
+  annotations:
+    {{- include "upgrade-guard.annotations" -10 | nindent 4 }}
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: Role
+  name: {{ $name }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ $name }}
+    namespace: {{ $root.Release.Namespace }}
+---
 apiVersion: v1
 kind: ConfigMap
 metadata:
@@ -93,11 +137,15 @@ metadata:
     {{- include "upgrade-guard.annotations" -10 | nindent 4 }}
 data:
   images.yaml: {{ $images | quote }}
+  crds.txt: {{ $crdNames | join "\n" | quote }}
+  rendered-crds.txt: {{ $chart.rendered | join "\n" | quote }}
   {{- if $policy }}
   policy.yaml: {{ $policy | quote }}
   {{- end }}
+{{- if $crds }}
 binaryData:
   crds.json.gz: {{ $crds | b64enc }}
+{{- end }}
 ---
 apiVersion: batch/v1
 kind: Job
@@ -131,7 +179,14 @@ spec:
           args:
             - hook
             - --phase={{ if $root.Release.IsInstall }}pre-install{{ else }}pre-upgrade{{ end }}
+            - --release={{ $root.Release.Name }}
+            - --namespace={{ $root.Release.Namespace }}
+            - --revision={{ $root.Release.Revision }}
+            - --crd-names=/etc/upgrade-guard/crds.txt
+            - --rendered-crds=/etc/upgrade-guard/rendered-crds.txt
+            {{- if $crds }}
             - --crds=/etc/upgrade-guard/crds.json.gz
+            {{- end }}
             {{- range $slot, $image := $controllerImages }}
             - --controller-image={{ $slot }}={{ $image }}
             {{- end }}
@@ -139,7 +194,7 @@ spec:
             {{- if $policy }}
             - --policy=/etc/upgrade-guard/policy.yaml
             {{- end }}
-            {{- range $counter, $value := $v.counters }}
+            {{- range $counter, $value := $chart.counters }}
             - --counter={{ $counter }}={{ $value }}
             {{- end }}
             - --timeout={{ $v.timeoutSeconds }}
@@ -172,4 +227,54 @@ helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
 argocd.argoproj.io/hook: PreSync
 argocd.argoproj.io/sync-wave: {{ . | quote }}
 argocd.argoproj.io/hook-delete-policy: BeforeHookCreation
+{{- end -}}
+
+
+{{- /* What the chart's own files say, as JSON: its counters (Chart.yaml annotations
+upgrade-guard.io/NAME), the CRDs it lists (upgrade-guard.io/crds) and the names of those its
+CRD templates (upgrade-guard.io/crd-templates, under templates/) render with these values.
+Fails the render, with the fix, when the chart declares no controller-state version or
+renders a CRD it does not list. */ -}}
+{{- define "upgrade-guard.chart" -}}
+{{- $annotations := .Chart.Annotations | default dict -}}
+{{- $key := "upgrade-guard.io/" -}}
+{{- $state := index $annotations (print $key "controller-state-version") -}}
+{{- if not $state -}}
+{{- fail (printf "upgrade-guard: %s's Chart.yaml declares no controller-state version: add the annotation %scontroller-state-version: \"N\", N the state version this release's controller reads and writes (as its image's entry in the image table says)" .Chart.Name $key) -}}
+{{- end -}}
+{{- $counters := dict -}}
+{{- range $annotation, $value := $annotations -}}
+{{- $counter := trimPrefix $key $annotation -}}
+{{- if and (hasPrefix $key $annotation) (not (has $counter (list "crds" "crd-templates"))) -}}
+{{- $_ := set $counters $counter $value -}}
+{{- end -}}
+{{- end -}}
+{{- $listed := list -}}
+{{- range splitList "," (index $annotations (print $key "crds")) -}}
+{{- $crd := trim . -}}
+{{- if and $crd (not (regexMatch "^[a-z0-9]([-a-z0-9]*[a-z0-9])?([.][a-z0-9]([-a-z0-9]*[a-z0-9])?){2,}$" $crd)) -}}
+{{- fail (printf "upgrade-guard: Chart.yaml's %scrds lists %q, not PLURAL.GROUP as the apiserver names a CRD" $key $crd) -}}
+{{- end -}}
+{{- if $crd }}{{ $listed = append $listed $crd }}{{ end -}}
+{{- end -}}
+{{- if not $listed -}}
+{{- fail (printf "upgrade-guard: %s's Chart.yaml lists no CRDs: add the annotation %scrds: \"PLURAL.GROUP,...\", every CRD a release of this chart may apply (the hook may read these only)" .Chart.Name $key) -}}
+{{- end -}}
+{{- $rendered := list -}}
+{{- range splitList "," (index $annotations (print $key "crd-templates")) -}}
+{{- $file := trim . -}}
+{{- if $file -}}
+{{- range regexSplit "(?m)^---[ \t]*$" (include (printf "%s/%s" $.Template.BasePath $file) $) -1 -}}
+{{- $document := fromYaml . -}}
+{{- if eq (get $document "kind") "CustomResourceDefinition" -}}
+{{- $crd := get (get $document "metadata" | default dict) "name" -}}
+{{- if not (has $crd $listed) -}}
+{{- fail (printf "upgrade-guard: templates/%s renders the CRD %s, which Chart.yaml's %scrds does not list: add it there (the hook may read only the CRDs listed)" $file $crd $key) -}}
+{{- end -}}
+{{- $rendered = append $rendered $crd -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- dict "counters" $counters "crds" ($listed | uniq | sortAlpha) "rendered" ($rendered | uniq | sortAlpha) | toJson -}}
 {{- end -}}

@@ -12,7 +12,7 @@ from __future__ import annotations
 import enum
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -27,16 +27,19 @@ from upgrade_guard.findings import ExitCode, Outcome
 from upgrade_guard.judging import Changes, Context, judge
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError, load_documents
+from upgrade_guard.load.helm_record import Operation, Record, decode, find_operation, record_name
 from upgrade_guard.load.image_table import read_image_table
-from upgrade_guard.policy import CONTROLLER_STATE_VERSION, Policy, PolicyError
+from upgrade_guard.policy import CONTROLLER_STATE_VERSION, Policy, PolicyError, canonical_number
 from upgrade_guard.report import REPORTERS
 from upgrade_guard.report import hook as hook_report
-from upgrade_guard.subjects import HookSubject, WrittenState
+from upgrade_guard.subjects import HookSubject, Stored, WrittenState
 
 TERMINATION_LOG_ENV = "UPGRADE_GUARD_TERMINATION_LOG"
 DEFAULT_TERMINATION_LOG = "/dev/termination-log"
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_EVIDENCE_LIMIT = 10_000
+CHART_ANNOTATION_PREFIX = "upgrade-guard.io/"  # the library's, on Chart.yaml
+SHOWN_STORED = 5  # object names a deletion finding shows
 
 
 class Phase(enum.StrEnum):
@@ -110,29 +113,97 @@ def _cannot_decide(code: ExitCode, message: str, fail_open: bool, log: Terminati
 
 def _emit(
     outcome: Outcome,
-    phase: Phase,
+    phase: str,
     checked: int,
     output: str,
     footer: str,
     log: TerminationLog,
 ) -> NoReturn:
     if output == "text":
-        sys.stdout.write(hook_report.render(outcome, phase.value, checked, footer))
+        sys.stdout.write(hook_report.render(outcome, phase, checked, footer))
     else:
         sys.stdout.write(REPORTERS[output](outcome))
-    log.write(hook_report.termination_summary(outcome, phase.value, checked))
+    log.write(hook_report.termination_summary(outcome, phase, checked))
     raise typer.Exit(int(outcome.exit_code))
+
+
+def _names(path: str | None) -> set[str] | None:
+    """One name a line (the library's crds.txt and rendered-crds.txt)."""
+    if path is None:
+        return None
+    try:
+        text = Path(path).read_text()
+    except OSError as error:
+        raise LoadError(f"{path}: {error.strerror}") from None
+    return {line.strip() for line in text.splitlines() if line.strip()}
+
+
+def _bundle(crds: str | None, rendered: set[str] | None, max_bytes: int) -> dict[str, Crd] | None:
+    """The chart's CRDs from --crds, only those this release renders when it says which."""
+    if crds is None:
+        return None
+    chart = history.normalized(crds_from(load_documents(crds, max_bytes)))
+    if rendered is None:
+        if not chart:
+            raise LoadError(f"{crds}: no CustomResourceDefinitions")
+        return chart
+    missing = sorted(rendered - chart.keys())
+    if missing:
+        raise LoadError(
+            f"{crds}: the chart renders {', '.join(missing)}, which the bundle lacks: pack it"
+            " again from the chart's rendered CRDs (upgrade-guard pack)"
+        )
+    return {name: crd for name, crd in chart.items() if name in rendered}
+
+
+def _written_by(record: Record | None) -> list[WrittenState]:
+    """The state the replaced release's controller writes, by its chart's annotation."""
+    if record is None:
+        return []
+    value = record.chart_annotations.get(CHART_ANNOTATION_PREFIX + CONTROLLER_STATE_VERSION)
+    number = canonical_number(value) if value is not None else None
+    if number is None:
+        return []
+    return [WrittenState(number, f"release {record.chart} (revision {record.revision})")]
+
+
+def _adopted(record: Record | None) -> bool:
+    """Whether the replaced release already ran the guard (its hooks hold the Job)."""
+    return record is not None and any(
+        hook.startswith("Job/") and hook.endswith("-upgrade-guard") for hook in record.hooks
+    )
 
 
 @options.guarded
 def hook(
     crds: Annotated[
-        str,
-        typer.Option(help="The chart's CRDs: a directory of YAML/JSON, or a gzip bundle."),
-    ],
-    phase: Annotated[Phase, typer.Option(help="The Helm hook event (wording only).")] = (
-        Phase.pre_upgrade
-    ),
+        str | None,
+        typer.Option(
+            help="The chart's CRDs: a directory of YAML/JSON, or a gzip bundle (without a"
+            " pending Helm release record, as under Argo CD)."
+        ),
+    ] = None,
+    phase: Annotated[
+        Phase, typer.Option(help="The Helm hook event (wording only, without a release record).")
+    ] = Phase.pre_upgrade,
+    release: Annotated[
+        str | None,
+        typer.Option(help="The Helm release: read what it applies from its release records."),
+    ] = None,
+    namespace: Annotated[
+        str | None, typer.Option(help="The release's namespace (with --release).")
+    ] = None,
+    revision: Annotated[
+        int, typer.Option(help="The revision the hook was rendered at (with --release).", min=1)
+    ] = 1,
+    crd_names: Annotated[
+        str | None,
+        typer.Option(help="File: the CRDs the chart lists (one a line), the hook may read."),
+    ] = None,
+    rendered_crds: Annotated[
+        str | None,
+        typer.Option(help="File: the CRDs this release renders (one a line); filters --crds."),
+    ] = None,
     counter: options.CounterOption = None,
     controller_image: Annotated[
         list[str] | None,
@@ -175,20 +246,24 @@ def hook(
     log = TerminationLog(termination_log)
     try:
         chosen = options.policy_from(policy)
+        if crds is None and release is None:
+            raise options.UsageProblem("give --crds, or --release to read the release record")
+        if (release is None) != (namespace is None):
+            raise options.UsageProblem("--release and --namespace go together")
+        listed = _names(crd_names)
         # Kept as the digest sees them (the apiserver's defaults, no documentation): that is
         # what the checks compare and the evidence judges by, and the documents' own copy,
         # the larger one, is let go at once.
-        chart = history.normalized(crds_from(load_documents(crds, max_bytes)))
-        if not chart:
-            raise LoadError(f"{crds}: no CustomResourceDefinitions")
+        bundled = _bundle(crds, _names(rendered_crds), max_bytes)
         if (controller_image is None) != (image_table is None):
             raise options.UsageProblem("--controller-image and --image-table go together")
         if timeout <= 0:
             raise options.UsageProblem("--timeout must be positive")
+        given = options.counter_options(counter, chosen)
         subject = live.subject_for(
             chosen,
-            chart,
-            _chart_counters(options.counter_options(counter, chosen), chart, chosen),
+            bundled or {},
+            _chart_counters(given, bundled or {}, chosen),
             _controller_images(controller_image or []),
             read_image_table(image_table) if image_table else None,
         )
@@ -198,28 +273,70 @@ def hook(
     # Before the cluster is read only the pairing of chart and images can refuse; the
     # schemas are not compared yet, so no declared break is used or unused.
     paired = judge(Changes(tuple(live.hook_changes(subject))), replace(chosen, declared_breaks=()))
-    if not paired.safe:
-        _emit(paired, phase, len(chart), output, "", log)
     # Imported here: the kubernetes client takes a third of a second to import, and only the
     # hook talks to a cluster.
     from upgrade_guard.cluster.client import ClusterError
 
+    deadline = started + timeout
+    operation: Operation | None = None
+    try:
+        if release is not None and namespace is not None:
+            operation = _read_operation(
+                namespace, release, revision, kubeconfig=kubeconfig, context=context,
+                deadline=deadline,
+            )  # fmt: skip
+    except ClusterError as error:
+        if not paired.safe:
+            _emit(paired, phase.value, len(bundled or {}), output, "", log)
+        _cannot_decide(ExitCode.CLUSTER_UNREACHABLE, str(error), fail_open, log)
+    operation_name = f"pre-{operation.pending.operation}" if operation else phase.value
+    try:
+        chart = _chart(operation, bundled, release, revision)
+        replaced = operation.current if operation else None
+        dropped = sorted(_applied(replaced) - chart.keys()) if replaced else []
+        unreadable = sorted(set(dropped) - listed) if listed is not None else []
+        if replaced and unreadable:
+            raise LoadError(
+                f"release {replaced.chart} applies {', '.join(unreadable)}, which this release"
+                " does not and Chart.yaml's upgrade-guard.io/crds does not list: list it there,"
+                " so the guard may read what Helm would delete"
+            )
+    except LoadError as error:
+        log.write(f"upgrade-guard BAD INPUT (exit 2): {error}\n")
+        raise
+    if not paired.safe:
+        _emit(paired, operation_name, len(chart), output, "", log)
     try:
         cluster = _read_cluster(
-            chart, chosen, kubeconfig=kubeconfig, context=context, deadline=started + timeout
+            [*chart, *dropped], chosen, kubeconfig=kubeconfig, context=context, deadline=deadline
         )
-        subject = replace(subject, live=cluster.crds, written_state=cluster.written_state)
+        live_crds = {n: c for n, c in cluster.crds.items() if n in chart}
+        gone = {name: cluster.crds.get(name) for name in dropped}
+        stored = _count_stored(
+            {n: c for n, c in gone.items() if c is not None},
+            kubeconfig=kubeconfig, context=context, deadline=deadline,
+        )  # fmt: skip
+        subject = replace(
+            subject,
+            chart=chart,
+            live=live_crds,
+            written_state=[*cluster.written_state, *_written_by(replaced)],
+            replaced=f"release {replaced.chart} (revision {replaced.revision})" if replaced else "",
+            adopted=_adopted(replaced),
+            dropped=gone,
+            stored=stored,
+        )
         outcome = _judge(subject, chosen, cluster.server_version)
         if evidence_limit and outcome.findings:
             outcome = _with_evidence(
                 outcome,
                 chart,
-                cluster.crds,
+                live_crds,
                 cluster.server_version,
                 chosen,
                 kubeconfig=kubeconfig,
                 context=context,
-                deadline=started + timeout,
+                deadline=deadline,
                 limit=evidence_limit,
             )
     except ClusterError as error:
@@ -235,10 +352,94 @@ def hook(
         )
     major, minor = cluster.server_version
     footer = (
-        f"read {len(cluster.crds)} live of {len(chart)} chart CRDs from Kubernetes"
+        f"read {len(live_crds)} live of {len(chart)} chart CRDs from Kubernetes"
         f" {major}.{minor} in {cluster.requests} requests; {time.monotonic() - started:.1f}s"
     )
-    _emit(outcome, phase, len(chart), output, footer, log)
+    if operation is not None and not outcome.safe:
+        footer = "\n".join([*_rollback_way_out(operation, namespace or ""), footer])
+    _emit(outcome, operation_name, len(chart), output, footer, log)
+
+
+def _chart(
+    operation: Operation | None, bundled: dict[str, Crd] | None, release: str | None, revision: int
+) -> dict[str, Crd]:
+    """The CRDs this release applies: the pending record's under Helm, else the bundle's."""
+    if operation is not None:
+        return history.normalized(operation.pending.crds())
+    if bundled is not None:
+        return bundled
+    raise LoadError(
+        f"no pending Helm release record for {release} at or above revision {revision}"
+        " (not run by Helm?) and no CRD bundle (--crds): ship the bundle for Argo CD"
+    )
+
+
+def _applied(record: Record) -> set[str]:
+    """The CRDs a record's manifest applies, by name."""
+    return set(record.crds())
+
+
+def _rollback_way_out(operation: Operation, namespace: str) -> list[str]:
+    """Helm leaves a refused rollback's record pending, never applied: every upgrade is then
+    refused as "another operation is in progress", and `helm rollback` to the deployed
+    revision diffs against that record (on a chart whose revisions differ in objects it
+    fails, "original object ... not found"). Deleting the record restores the state before
+    the rollback (tests/cluster/test_cert_manager.py)."""
+    pending, current = operation.pending, operation.current
+    if pending.operation != "rollback" or current is None:
+        return []
+    return [
+        f"way out of this rollback: Helm keeps revision {pending.revision} pending-rollback,"
+        f" never applied; `kubectl delete secret -n {namespace} {pending.name}` leaves the"
+        f" release at revision {current.revision} ({current.chart}, {current.status}), as"
+        " before the rollback; then upgrade as usual"
+    ]
+
+
+def _read_operation(
+    namespace: str,
+    release: str,
+    revision: int,
+    *,
+    kubeconfig: str | None,
+    context: str | None,
+    deadline: float,
+) -> Operation | None:
+    """The pending release record and the one it replaces; None when not run by Helm."""
+    from upgrade_guard.cluster.client import Api, ClusterError, load_configuration
+    from upgrade_guard.cluster.releases import release_secret
+
+    with Api(load_configuration(kubeconfig, context), deadline) as api:
+
+        def fetch(number: int) -> Record | None:
+            name = record_name(release, number)
+            body = release_secret(api, namespace, name)
+            return None if body is None else decode(name, body)
+
+        try:
+            return find_operation(revision, fetch)
+        except LoadError as error:
+            raise ClusterError(str(error)) from None
+
+
+def _count_stored(
+    crds: Mapping[str, Crd], *, kubeconfig: str | None, context: str | None, deadline: float
+) -> dict[str, Stored]:
+    """How many objects each live CRD stores, and the first few names."""
+    if not crds:
+        return {}
+    from upgrade_guard.cluster.client import Api, load_configuration
+    from upgrade_guard.cluster.releases import stored_names
+
+    counted: dict[str, Stored] = {}
+    with Api(load_configuration(kubeconfig, context), deadline) as api:
+        for name, crd in crds.items():
+            version = crd.storage_version or next(iter(crd.served_versions), None)
+            if version is None:
+                continue
+            group, plural = str(crd.spec.get("group", "")), str(crd.names.get("plural", ""))
+            counted[name] = Stored(*stored_names(api, group, version, plural, SHOWN_STORED))
+    return counted
 
 
 @dataclass(frozen=True)
@@ -250,14 +451,14 @@ class _Cluster:
 
 
 def _read_cluster(
-    chart: Mapping[str, Crd],
+    names: Iterable[str],
     policy: Policy,
     *,
     kubeconfig: str | None,
     context: str | None,
     deadline: float,
 ) -> _Cluster:
-    """The server version, the chart's CRDs the cluster has, and the state written in the
+    """The server version, the named CRDs the cluster has, and the state written in the
     cluster: read raw inside one deadline, made sense of here."""
     from upgrade_guard.cluster.client import Api, ClusterError, load_configuration
     from upgrade_guard.cluster.state import values_at
@@ -266,7 +467,7 @@ def _read_cluster(
         version = api.server_version()
         documents = [
             Document(Source(f"cluster: customresourcedefinitions/{name}"), 0, body)
-            for name, body in api.get_crds(chart).items()
+            for name, body in api.get_crds(names).items()
             if body is not None
         ]
         try:

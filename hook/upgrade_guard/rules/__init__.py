@@ -13,6 +13,7 @@ from upgrade_guard.rules import (
     counter_changed_without_bump,
     counter_decreased,
     counter_missing,
+    crd_deleted,
     crd_removed,
     declared_break_unused,
     default_added,
@@ -128,6 +129,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
             state_below_written.RULE,
             first_adoption.RULE,
             already_applied.RULE,
+            crd_deleted.RULE,
         ),
         key=lambda rule: rule.code,
     )

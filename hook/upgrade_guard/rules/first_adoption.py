@@ -6,7 +6,9 @@ chart adopted the counters, or by hand).
 Why it matters: nothing is refused: the engine still compares them field by field; only the
 counter checks have nothing to compare with.
 
-Allowed: everything; the next release finds the annotations this one applies.
+Allowed: everything; the next release finds the annotations this one applies. Reported once:
+not when the release being replaced ran the guard already (its Helm release record holds
+the guard's Job).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
         for name, _, theirs in subject.both()
         if stamped_number(theirs, key) is None and key not in annotations_of(theirs)
     ]
-    if unversioned:
+    if unversioned and not subject.adopted:
         yield (
             ALL_CRDS,
             Change(

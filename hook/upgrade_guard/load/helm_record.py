@@ -1,0 +1,148 @@
+"""Helm's release records, as its default storage driver keeps them, and which of them an
+operation replaces.
+
+Helm 4 writes the pending record (status ``pending-install``, ``pending-upgrade`` or
+``pending-rollback``, the rendered manifest included) before it runs the ``pre-*`` hooks.
+It is the Secret ``sh.helm.release.v1.<release>.v<revision>`` in the release's namespace;
+its ``release`` data is base64 of the gzipped JSON record. Helm then applies the pending
+manifest and deletes what the *current* record's manifest has and the pending one lacks,
+unless the live object carries ``helm.sh/resource-policy: keep``. The current record
+(pkg/action upgrade.go, rollback.go): for a rollback, the last record; for an upgrade, the
+last record if deployed, else the deployed one, else the last one when it failed or was
+superseded. Only the manifest, status, revision, chart name, version and annotations and
+the hooks' names are kept: never the values.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import json
+import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from upgrade_guard.crd import Crd
+from upgrade_guard.load.crds import crds_from
+from upgrade_guard.load.documents import GZIP_MAGIC, LoadError, documents_of
+
+PENDING = {
+    "pending-install": "install",
+    "pending-upgrade": "upgrade",
+    "pending-rollback": "rollback",
+}
+WINDOW_ABOVE = 32  # revisions above the rendered one the library grants `get` on
+WINDOW_BELOW = 16  # and below it
+
+
+def record_name(release: str, revision: int) -> str:
+    return f"sh.helm.release.v1.{release}.v{revision}"
+
+
+@dataclass(frozen=True)
+class Record:
+    """One release record, without its values."""
+
+    name: str
+    revision: int
+    status: str
+    manifest: str
+    chart: str  # NAME-VERSION
+    chart_annotations: Mapping[str, str]
+    hooks: tuple[str, ...]  # KIND/NAME of each hook
+
+    @property
+    def operation(self) -> str | None:
+        """install, upgrade or rollback while the record is pending."""
+        return PENDING.get(self.status)
+
+    def crds(self) -> dict[str, Crd]:
+        """The CustomResourceDefinitions the manifest applies, by name."""
+        data = self.manifest.encode()
+        return crds_from(documents_of(f"release record {self.name}", data), validate=False)
+
+
+def decode(name: str, secret: Any) -> Record:
+    """A record from the Secret's body as the apiserver returns it."""
+    where = f"release record {name}"
+    try:
+        raw = base64.b64decode(secret["data"]["release"], validate=True)
+        packed = base64.b64decode(raw, validate=True)
+        text = gzip.decompress(packed) if packed[:2] == GZIP_MAGIC else packed
+        body = json.loads(text)
+        info = body["info"]
+        metadata = body.get("chart", {}).get("metadata", {})
+        return Record(
+            name=name,
+            revision=int(body["version"]),
+            status=str(info["status"]),
+            manifest=str(body.get("manifest") or ""),
+            chart=f"{metadata.get('name', '?')}-{metadata.get('version', '?')}",
+            chart_annotations=dict(metadata.get("annotations") or {}),
+            hooks=tuple(
+                f"{hook.get('kind')}/{hook.get('name')}" for hook in body.get("hooks") or []
+            ),
+        )
+    except (KeyError, TypeError, ValueError, binascii.Error, zlib.error, EOFError) as error:
+        raise LoadError(f"{where}: not a Helm release record ({type(error).__name__})") from None
+
+
+@dataclass(frozen=True)
+class Operation:
+    """The pending record and the one it replaces (None on install)."""
+
+    pending: Record
+    current: Record | None
+
+
+Fetch = Callable[[int], Record | None]
+
+
+def find_operation(rendered_revision: int, fetch: Fetch) -> Operation | None:
+    """The operation Helm is doing, from the records at and above the revision the hook
+    was rendered at; None when there is no pending record (not run by Helm: Argo CD renders
+    with `helm template` and keeps none). A rollback runs the hooks of an earlier release,
+    rendered at its revision (whose record may since have been pruned): its pending record
+    is the last one, above it."""
+    found: list[Record] = []
+    for revision in range(rendered_revision, rendered_revision + WINDOW_ABOVE + 1):
+        record = fetch(revision)
+        if record is None:
+            if found:
+                break
+            continue
+        found.append(record)
+        if revision == rendered_revision and record.operation is not None:
+            break
+    else:
+        if found:
+            raise LoadError(
+                f"no pending release record within revisions {rendered_revision}-"
+                f"{rendered_revision + WINDOW_ABOVE} (the hook was rendered at revision"
+                f" {rendered_revision}): upgrade instead of rolling back this far"
+            )
+    if not found or found[-1].operation is None:
+        return None
+    pending = found[-1]
+    return Operation(pending, _current(pending, fetch))
+
+
+def _current(pending: Record, fetch: Fetch) -> Record | None:
+    if pending.operation == "install":
+        return None
+    last = fetch(pending.revision - 1)
+    if last is None or pending.operation == "rollback" or last.status == "deployed":
+        return last
+    lowest = max(1, pending.revision - WINDOW_BELOW)
+    for revision in range(pending.revision - 2, lowest - 1, -1):
+        found = fetch(revision)
+        if found is not None and found.status == "deployed":
+            return found
+    if last.status in ("failed", "superseded"):
+        return last
+    raise LoadError(
+        f"release record {last.name} is {last.status} and no record within revisions"
+        f" {lowest}-{pending.revision - 1} is deployed: cannot tell what Helm would replace"
+    )

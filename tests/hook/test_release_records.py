@@ -1,0 +1,142 @@
+"""Helm's release records, pure: decoding a Secret as Helm's default driver stores it, which
+record an operation replaces (as pkg/action upgrade.go and rollback.go choose it), and what
+Helm would delete. Each refusal beside the nearest case that passes."""
+
+from __future__ import annotations
+
+import base64
+import gzip
+import json
+from typing import Any
+
+import pytest
+
+from crd_builders import crd
+from upgrade_guard.counters import live
+from upgrade_guard.crd import Crd
+from upgrade_guard.judging import Changes, judge
+from upgrade_guard.load.documents import LoadError
+from upgrade_guard.load.helm_record import Record, decode, find_operation, record_name
+from upgrade_guard.policy import DEFAULT_POLICY
+from upgrade_guard.subjects import HookSubject, Stored
+
+MANIFEST = "---\n# Source: c/templates/crd.yaml\n{crd}\n---\napiVersion: v1\nkind: ConfigMap\n"
+
+
+def secret(revision: int, status: str, manifest: str = "", chart: str = "c") -> dict[str, Any]:
+    """A release Secret's body as the apiserver returns it (data base64, Helm's own base64 of
+    the gzipped JSON inside)."""
+    body = {
+        "name": "rel",
+        "version": revision,
+        "info": {"status": status},
+        "manifest": manifest,
+        "config": {"password": "never-read"},
+        "chart": {"metadata": {"name": chart, "version": f"{revision}.0.0",
+                               "annotations": {"upgrade-guard.io/controller-state-version": "2"}}},
+        "hooks": [{"name": "rel-upgrade-guard", "kind": "Job"}],
+    }  # fmt: skip
+    helm = base64.b64encode(gzip.compress(json.dumps(body).encode()))
+    return {"data": {"release": base64.b64encode(helm).decode()}}
+
+
+def records(*statuses: str) -> dict[int, Record]:
+    return {
+        n: decode(record_name("rel", n), secret(n, status))
+        for n, status in enumerate(statuses, start=1)
+        if status
+    }
+
+
+def test_decode_keeps_manifest_status_chart_and_hooks_never_values() -> None:
+    text = json.dumps(crd())
+    record = decode(
+        "sh.helm.release.v1.rel.v3", secret(3, "pending-upgrade", MANIFEST.format(crd=text))
+    )
+    assert (record.revision, record.status, record.operation) == (3, "pending-upgrade", "upgrade")
+    assert record.chart == "c-3.0.0" and record.hooks == ("Job/rel-upgrade-guard",)
+    assert list(record.crds()) == [crd()["metadata"]["name"]]
+    assert "never-read" not in repr(record)
+
+
+def test_decode_refuses_what_is_not_a_record() -> None:
+    with pytest.raises(LoadError, match="not a Helm release record"):
+        decode("sh.helm.release.v1.rel.v1", {"data": {"release": "bm90IGd6aXA="}})
+
+
+@pytest.mark.parametrize(
+    ("statuses", "rendered", "pending", "current"),
+    [
+        (("pending-install",), 1, 1, None),
+        (("deployed", "pending-upgrade"), 2, 2, 1),
+        # the last failed: Helm replaces the deployed one below it
+        (("deployed", "failed", "pending-upgrade"), 3, 3, 1),
+        (("superseded", "failed", "pending-upgrade"), 3, 3, 2),  # none deployed: the last
+        # a rollback runs the hooks rendered at the target's revision: the pending record is
+        # the last one above it, and Helm replaces the last one below that
+        (("superseded", "deployed", "pending-rollback"), 1, 3, 2),
+        (("superseded", "superseded", "failed", "pending-rollback"), 1, 4, 3),
+        (("", "deployed", "pending-rollback"), 1, 3, 2),  # the rendered revision pruned
+    ],
+)
+def test_the_operation_and_the_record_it_replaces(
+    statuses: tuple[str, ...], rendered: int, pending: int, current: int | None
+) -> None:
+    found = find_operation(rendered, records(*statuses).get)
+    assert found is not None
+    assert found.pending.revision == pending
+    assert (found.current.revision if found.current else None) == current
+
+
+def test_without_a_pending_record_helm_is_not_running_the_hook() -> None:
+    assert find_operation(1, records().get) is None  # Argo CD: `helm template`, no record
+    assert find_operation(1, records("deployed").get) is None
+
+
+def test_an_upgrade_with_no_deployed_record_below_a_pending_one_is_not_guessed() -> None:
+    with pytest.raises(LoadError, match="cannot tell what Helm would replace"):
+        find_operation(2, records("pending-install", "pending-upgrade").get)
+
+
+def keep(**annotations: str) -> Crd:
+    body = crd()
+    body["metadata"]["annotations"] = annotations
+    return Crd(body)
+
+
+NAME = crd()["metadata"]["name"]
+
+
+@pytest.mark.parametrize(
+    ("dropped", "refused"),
+    [
+        ({NAME: keep()}, True),  # live, no keep policy: Helm deletes it and its objects
+        ({NAME: keep(**{"helm.sh/resource-policy": "keep"})}, False),  # Helm leaves it
+        ({NAME: keep(**{"helm.sh/resource-policy": "delete"})}, True),
+        ({NAME: None}, False),  # no longer live: nothing to delete
+        ({}, False),  # this release applies it too
+    ],
+)
+def test_helm_deletes_a_dropped_crd_unless_the_live_object_keeps_it(
+    dropped: dict[str, Crd | None], refused: bool
+) -> None:
+    subject = HookSubject(
+        replaced="release c-1.0.0 (revision 1)",
+        dropped=dropped,
+        stored={NAME: Stored(7, ("ns/a", "ns/b"))},
+    )
+    outcome = judge(Changes(tuple(live.hook_changes(subject))), DEFAULT_POLICY)
+    assert [f.code for f in outcome.findings] == (["UG608"] if refused else [])
+    assert outcome.safe is not refused
+    if refused:
+        assert outcome.findings[0].crd == NAME
+        assert "7 object(s) stored in it (ns/a, ns/b, ...)" in outcome.findings[0].message
+
+
+def test_a_first_adoption_is_reported_while_no_release_ran_the_guard() -> None:
+    chart = {NAME: Crd(crd())}
+    first = HookSubject(chart=chart, live=chart)
+    codes = {p.rule.code for p in live.hook_changes(first)}
+    assert "UG606" in codes
+    again = HookSubject(chart=chart, live=chart, adopted=True)
+    assert "UG606" not in {p.rule.code for p in live.hook_changes(again)}
