@@ -371,6 +371,9 @@ def test_a_bundle_at_packs_limit_fits_the_release_secret_and_half_as_much_again_
         chart = tmp_path / name
         shutil.copytree(EXAMPLE / "1.0.0", chart)  # follows charts/upgrade-guard's symlink
         shutil.rmtree(chart / "templates" / "crds")  # only the bundle's size is at stake
+        metadata = yaml.safe_load((chart / "Chart.yaml").read_text())
+        del metadata["annotations"]["upgrade-guard.io/crd-templates"]
+        (chart / "Chart.yaml").write_text(yaml.safe_dump(metadata))
         noise = gzip.compress(os.urandom(size), compresslevel=0)[:size]  # incompressible
         (chart / "upgrade-guard" / "crds.json.gz").write_bytes(noise)
         result = helm("install", name, str(chart), "-n", namespace, "--no-hooks")
