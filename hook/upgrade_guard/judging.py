@@ -17,7 +17,8 @@ from typing import Any
 
 from upgrade_guard import schema
 from upgrade_guard.findings import Change, Finding, Outcome, Severity
-from upgrade_guard.policy import DEFAULT_POLICY, DeclaredBreak, Policy, did_you_mean, glob_pattern
+from upgrade_guard.json_schema import did_you_mean
+from upgrade_guard.policy import DEFAULT_POLICY, DeclaredBreak, Policy, glob_pattern
 from upgrade_guard.rules import declared_break_unused
 from upgrade_guard.rules.base import Rule
 

@@ -43,7 +43,6 @@ Schema and counter values are canonical positive decimals: 1, 2, 10 (not 0, 01, 
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 import re
@@ -51,7 +50,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from upgrade_guard import rules
+from upgrade_guard import json_schema, rules
 from upgrade_guard.crd import CONTROLLER_STATE_VERSION as CONTROLLER_STATE_VERSION
 from upgrade_guard.crd import DEFAULT_ANNOTATION_PREFIX as DEFAULT_ANNOTATION_PREFIX
 from upgrade_guard.crd import SCHEMA_DIGEST as SCHEMA_DIGEST
@@ -59,6 +58,7 @@ from upgrade_guard.crd import SCHEMA_VERSION as SCHEMA_VERSION
 from upgrade_guard.crd import canonical_number as canonical_number
 from upgrade_guard.findings import Finding, Severity
 from upgrade_guard.lifecycle import settings as lifecycle_settings
+from upgrade_guard.policy_schema import policy_schema
 
 _SEVERITY_WORDS: dict[str, Severity | None] = {
     "error": Severity.ERROR,
@@ -66,29 +66,10 @@ _SEVERITY_WORDS: dict[str, Severity | None] = {
     "info": Severity.INFO,
     "ignore": None,
 }
-_TOP_KEYS = frozenset(
-    {
-        "profile",
-        "versions",
-        "rules",
-        "declared-breaks",
-        "annotation-prefix",
-        "restarts",
-        "counters",
-        "stored-state",
-        "lifecycle",
-    }
-)
-_BREAK_KEYS = frozenset(
-    {"crd", "rule", "path", "version", "schema-version", "reason", "old", "new"}
-)
-_RESTART_KEYS = frozenset({"schema-version", "digests", "reason"})
-_COUNTER_KEYS = frozenset({"name", "rule", "files", "annotation", "paired-with-image"})
-_STORED_STATE_KEYS = frozenset({"resource", "version", "path"})
 COUNTER_RULES = ("monotonic", "equal-when-unchanged")
-_DNS_PREFIX = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/\Z")
-_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z")
-_DIGEST = re.compile(r"sha256:[0-9a-f]{64}\Z")
+
+
+POLICY_SCHEMA = policy_schema()
 
 
 class PolicyError(ValueError):
@@ -220,51 +201,13 @@ class Policy:
 DEFAULT_POLICY = Policy(severities={})
 
 
-def did_you_mean(wrong: Any, known: Iterable[str]) -> str:
-    """ " (did you mean 'x'?)" for the nearest known spelling, or "" when nothing is near."""
-    near = difflib.get_close_matches(str(wrong), sorted(known), n=1, cutoff=0.6)
-    return f" (did you mean {near[0]!r}?)" if near else ""
-
-
-def _rule_code(value: Any, where: str) -> str:
-    rule = rules.lookup(str(value)) if isinstance(value, str) else None
+def _rule_code(value: str, where: str) -> str:
+    rule = rules.lookup(value)
     if rule is None:
         names = [r.name for r in rules.ALL_RULES] + [r.code for r in rules.ALL_RULES]
-        hint = did_you_mean(value, names) or " (see `upgrade-guard rules`)"
+        hint = json_schema.did_you_mean(value, names) or " (see `upgrade-guard rules`)"
         raise PolicyError(f"{where}: unknown rule {value!r}{hint}")
     return rule.code
-
-
-def _text(entry: Mapping[str, Any], key: str, where: str, required: bool) -> str | None:
-    value = entry.get(key)
-    if value is None:
-        if required:
-            raise PolicyError(f"{where}: {key} is required")
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise PolicyError(f"{where}: {key} must be a non-empty string")
-    return value
-
-
-def _schema_version(entry: Mapping[str, Any], where: str) -> int | None:
-    if "schema-version" not in entry:
-        return None
-    number = canonical_number(entry["schema-version"])
-    if number is None:
-        raise PolicyError(
-            f"{where}: schema-version must be a canonical positive decimal,"
-            f" not {entry['schema-version']!r}"
-        )
-    return number
-
-
-def _check_keys(entry: Any, where: str, allowed: frozenset[str], shape: str) -> None:
-    """A policy entry must be a mapping of known keys; the error names where it is."""
-    if not isinstance(entry, Mapping):
-        raise PolicyError(f"{where}: {shape}")
-    unknown = sorted(set(entry) - allowed, key=str)
-    if unknown:
-        raise PolicyError(f"{where}: unknown key {unknown[0]!r}{did_you_mean(unknown[0], allowed)}")
 
 
 def _change(entry: Mapping[str, Any], where: str) -> tuple[Any, Any] | None:
@@ -275,156 +218,92 @@ def _change(entry: Mapping[str, Any], where: str) -> tuple[Any, Any] | None:
     return entry["old"], entry["new"]
 
 
-def _reason(entry: Mapping[str, Any], where: str) -> str:
-    reason = entry.get("reason")
-    if isinstance(reason, str) and not reason.strip() and "reason" in entry:
+def _declared_break(entry: Mapping[str, Any], where: str) -> DeclaredBreak:
+    if not entry["reason"].strip():
         raise PolicyError(
             f"{where}: reason is empty: say why this break is meant before it excuses anything"
         )
-    return _text(entry, "reason", where, required=True) or ""
-
-
-def _declared_break(entry: Any, where: str) -> DeclaredBreak:
-    _check_keys(entry, where, _BREAK_KEYS, "must be a mapping with crd, rule, reason")
     return DeclaredBreak(
         change=_change(entry, where),
-        crd=_text(entry, "crd", where, required=True) or "",
-        code=_rule_code(entry.get("rule"), f"{where}.rule"),
-        path=_text(entry, "path", where, required=False),
-        version=_text(entry, "version", where, required=False),
-        reason=_reason(entry, where),
-        schema_version=_schema_version(entry, where),
+        crd=entry["crd"],
+        code=_rule_code(entry["rule"], f"{where}.rule"),
+        path=entry.get("path"),
+        version=entry.get("version"),
+        reason=entry["reason"],
+        schema_version=canonical_number(entry.get("schema-version")),
     )
 
 
-def _restart(entry: Any, where: str) -> Restart:
-    shape = "must be a mapping with schema-version, digests, reason"
-    _check_keys(entry, where, _RESTART_KEYS, shape)
-    version = _schema_version(entry, where)
-    if version is None:
-        raise PolicyError(f"{where}: schema-version is required")
-    digests = entry.get("digests")
-    if not isinstance(digests, Mapping) or not digests:
-        raise PolicyError(f"{where}: digests must map every baseline CRD to its digest")
-    for name, digest in digests.items():
-        if not isinstance(digest, str) or not _DIGEST.match(digest):
-            raise PolicyError(f"{where}: digests.{name}: expected sha256: and 64 hex digits")
+def _restart(entry: Mapping[str, Any]) -> Restart:
     return Restart(
-        schema_version=version,
-        digests={str(name): str(digest) for name, digest in digests.items()},
-        reason=_text(entry, "reason", where, required=True) or "",
+        schema_version=canonical_number(entry["schema-version"]) or 0,
+        digests={str(name): digest for name, digest in entry["digests"].items()},
+        reason=entry["reason"],
     )
 
 
-def _counter(entry: Any, where: str, prefix: str) -> Counter:
-    _check_keys(entry, where, _COUNTER_KEYS, "must be a mapping with name and rule")
-    name = _text(entry, "name", where, required=True) or ""
-    if not _NAME.match(name) or name in (SCHEMA_VERSION, SCHEMA_DIGEST):
+def _counter(entry: Mapping[str, Any], where: str, prefix: str) -> Counter:
+    name, rule, files = entry["name"], entry["rule"], entry.get("files", [])
+    if name in (SCHEMA_VERSION, SCHEMA_DIGEST):
         raise PolicyError(f"{where}: {name!r} cannot name a counter")
-    rule = entry.get("rule")
-    if rule not in COUNTER_RULES:
-        raise PolicyError(f"{where}: rule must be one of {', '.join(COUNTER_RULES)}")
-    files = entry.get("files", [])
-    if rule == "equal-when-unchanged":
-        if not isinstance(files, list) or not files:
-            raise PolicyError(f"{where}: equal-when-unchanged needs files: a list of globs")
-    elif files:
+    if rule == "equal-when-unchanged" and not files:
+        raise PolicyError(f"{where}: equal-when-unchanged needs files: a list of globs")
+    if rule != "equal-when-unchanged" and files:
         raise PolicyError(f"{where}: files only go with equal-when-unchanged")
-    if not all(isinstance(pattern, str) and pattern.strip() for pattern in files):
-        raise PolicyError(f"{where}: files must be non-empty strings")
-    annotation = _text(entry, "annotation", where, required=False) or prefix + name
-    paired = entry.get("paired-with-image", False)
-    if not isinstance(paired, bool):
-        raise PolicyError(f"{where}: paired-with-image must be true or false")
-    return Counter(name, rule, annotation, tuple(files), paired)
+    annotation = entry.get("annotation") or prefix + name
+    return Counter(name, rule, annotation, tuple(files), entry.get("paired-with-image", False))
 
 
-_RESOURCE = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
-_PATH_PART = re.compile(r"[A-Za-z_$][-A-Za-z0-9_$]*\Z")
-
-
-def _stored_state(entry: Any, where: str) -> StoredState:
-    _check_keys(entry, where, _STORED_STATE_KEYS, "must be a mapping with resource and path")
-    resource = _text(entry, "resource", where, required=True) or ""
-    if not _RESOURCE.match(resource):
-        raise PolicyError(f"{where}: resource must be plural.group, such as widgets.example.com")
-    path = (_text(entry, "path", where, required=True) or "").split(".")
-    if not all(_PATH_PART.match(part) for part in path):
-        raise PolicyError(f"{where}: path must be dotted field names, such as status.stateVersion")
-    version = _text(entry, "version", where, required=not resource.count("."))
-    return StoredState(resource, tuple(path), version)
+def _stored_state(entry: Mapping[str, Any], where: str) -> StoredState:
+    resource, version = entry["resource"], entry.get("version")
+    if version is None and "." not in resource:
+        raise PolicyError(f"{where}: version is required for a core resource ({resource})")
+    return StoredState(resource, tuple(entry["path"].split(".")), version)
 
 
 def _contracts(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
     prefix = raw.get("annotation-prefix", DEFAULT_ANNOTATION_PREFIX)
-    if not isinstance(prefix, str) or not _DNS_PREFIX.match(prefix) or len(prefix) > 254:
-        raise PolicyError(
-            f"{source}: annotation-prefix must be a DNS subdomain followed by /,"
-            f" such as {DEFAULT_ANNOTATION_PREFIX}"
-        )
-    restarts = raw.get("restarts") or []
-    counters = raw.get("counters") or []
-    if not isinstance(restarts, list):
-        raise PolicyError(f"{source}: restarts must be a list")
-    if not isinstance(counters, list):
-        raise PolicyError(f"{source}: counters must be a list")
-    parsed = tuple(
+    counters = tuple(
         _counter(entry, f"{source}: counters[{index}]", prefix)
-        for index, entry in enumerate(counters)
+        for index, entry in enumerate(raw.get("counters") or [])
     )
-    names = [counter.name for counter in parsed]
+    names = [counter.name for counter in counters]
     if len(set(names)) != len(names):
         raise PolicyError(f"{source}: counters: a name is declared twice")
-    stored_state = raw.get("stored-state") or []
-    if not isinstance(stored_state, list):
-        raise PolicyError(f"{source}: stored-state must be a list")
     return {
         "stored_state": tuple(
             _stored_state(entry, f"{source}: stored-state[{index}]")
-            for index, entry in enumerate(stored_state)
+            for index, entry in enumerate(raw.get("stored-state") or [])
         ),
         "annotation_prefix": prefix,
-        "restarts": tuple(
-            _restart(entry, f"{source}: restarts[{index}]") for index, entry in enumerate(restarts)
-        ),
-        "counters": parsed,
+        "restarts": tuple(_restart(entry) for entry in raw.get("restarts") or []),
+        "counters": counters,
     }
 
 
 def parse_policy(raw: Any, source: str) -> Policy:
-    """Turn a loaded policy document into a Policy, or raise PolicyError naming source."""
+    """Turn a loaded policy document into a Policy, or raise PolicyError naming source: first
+    checked against the published schema (POLICY_SCHEMA), then for what a schema cannot say."""
     if raw is None:
         return Policy(severities={}, source=source)
-    _check_keys(raw, source, _TOP_KEYS, "a policy must be a mapping")
-    profile = raw.get("profile", "default")
-    if profile not in ("default", "strict"):
-        raise PolicyError(f"{source}: profile must be default or strict, not {profile!r}")
-    versions = raw.get("versions", "served")
-    if versions not in ("served", "storage"):
-        raise PolicyError(f"{source}: versions must be served or storage, not {versions!r}")
-    overrides = raw.get("rules") or {}
-    if not isinstance(overrides, Mapping):
-        raise PolicyError(f"{source}: rules must be a mapping of rule to severity")
-    severities: dict[str, Severity | None] = {}
-    for key, word in overrides.items():
-        where = f"{source}: rules.{key}"
-        if word not in _SEVERITY_WORDS:
-            raise PolicyError(f"{where}: must be one of {', '.join(_SEVERITY_WORDS)}")
-        severities[_rule_code(key, where)] = _SEVERITY_WORDS[word]
-    breaks = raw.get("declared-breaks") or []
-    if not isinstance(breaks, list):
-        raise PolicyError(f"{source}: declared-breaks must be a list")
+    found = json_schema.problem(raw, POLICY_SCHEMA)
+    if found:
+        raise PolicyError(f"{source}: {found}")
+    severities = {
+        _rule_code(key, f"{source}: rules.{key}"): _SEVERITY_WORDS[word]
+        for key, word in (raw.get("rules") or {}).items()
+    }
     return Policy(
         source=source,
         severities=severities,
-        strict=profile == "strict",
-        storage_version_only=versions == "storage",
+        strict=raw.get("profile") == "strict",
+        storage_version_only=raw.get("versions") == "storage",
         declared_breaks=tuple(
             _declared_break(entry, f"{source}: declared-breaks[{index}]")
-            for index, entry in enumerate(breaks)
+            for index, entry in enumerate(raw.get("declared-breaks") or [])
         ),
         **_contracts(raw, source),
-        lifecycle=_lifecycle(raw.get("lifecycle"), source),
+        lifecycle=lifecycle_settings.parse_lifecycle(raw.get("lifecycle")),
     )
 
 
@@ -478,13 +357,3 @@ def declared_break_entries(
         entries.append((len(members), entry))
     shipped = {} if schema_version is None else {"schema-version": schema_version}
     return [(count, {**entry, **shipped, "reason": ""}) for count, entry in entries]
-
-
-# --- API lifecycle (verify-lifecycle): the `lifecycle:` section, parsed in lifecycle/settings
-
-
-def _lifecycle(raw: Any, source: str) -> lifecycle_settings.LifecycleSettings:
-    try:
-        return lifecycle_settings.parse_lifecycle(raw, source)
-    except lifecycle_settings.LifecycleError as error:
-        raise PolicyError(str(error)) from None

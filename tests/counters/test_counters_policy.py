@@ -61,7 +61,7 @@ def test_defaults() -> None:
         ({"counters": [{"name": "s", "rule": "equal-when-unchanged"}]}, "files"),
         ({"counters": [{"name": "s", "rule": "monotonic", "files": ["x"]}]}, "files"),
         ({"counters": [{"name": "crd-schema-version", "rule": "monotonic"}]}, "cannot name"),
-        ({"counters": [{"name": "a b", "rule": "monotonic"}]}, "cannot name"),
+        ({"counters": [{"name": "a b", "rule": "monotonic"}]}, "counter name"),
         ({"counters": [{"name": "s", "rule": "monotonic"}] * 2}, "twice"),
         ({"counters": [{"name": "s", "rule": "monotonic", "extra": 1}]}, "unknown key"),
         ({"annotation-prefix": "Upgrade_Guard/"}, "annotation-prefix"),

@@ -226,8 +226,8 @@ def test_declared_break_that_matches_nothing_is_itself_refused(declared: dict[st
         pytest.param(
             {"rules": {"UG207": "fatal"}}, "rules.UG207: must be one of", id="bad severity"
         ),
-        pytest.param({"rules": ["UG207"]}, "rules must be a mapping", id="rules as a list"),
-        pytest.param({"profile": "paranoid"}, "profile must be", id="bad profile"),
+        pytest.param({"rules": ["UG207"]}, "rules: must be a mapping", id="rules as a list"),
+        pytest.param({"profile": "paranoid"}, "profile: must be one of default", id="bad profile"),
         pytest.param(
             {"declared-breaks": [{"crd": "x", "rule": "UG201"}]},
             "declared-breaks[0]: reason is required",

@@ -29,10 +29,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 
-class LifecycleError(ValueError):
-    """A lifecycle section that cannot be used; the message names the file and the entry."""
-
-
 class Tier(enum.IntEnum):
     """Stability, least stable first (Kubernetes' version priority: GA > beta > alpha)."""
 
@@ -116,112 +112,45 @@ class LifecycleSettings:
 
 DEFAULT_LIFECYCLE = LifecycleSettings()
 
-_SECTION_KEYS = frozenset({"tiers", "tier-overrides", "breaks", "storage-migrations"})
-_TIER_KEYS = frozenset({"breaking-changes", "deprecation", "served-before-storage"})
-_WINDOW_KEYS = frozenset({"releases", "months", "days"})
-_OVERRIDE_KEYS = frozenset({"crd", "version", "tier"})
-_DECLARATION_KEYS = frozenset({"crd", "version", "release", "reason"})
+
+def _window(entry: Mapping[str, int]) -> Window:
+    return Window(entry.get("releases", 0), entry.get("months", 0), entry.get("days", 0))
 
 
-def _mapping(value: Any, where: str, allowed: frozenset[str]) -> Mapping[str, Any]:
-    if not isinstance(value, Mapping):
-        raise LifecycleError(f"{where}: must be a mapping of {', '.join(sorted(allowed))}")
-    unknown = sorted(str(key) for key in set(value) - allowed)
-    if unknown:
-        raise LifecycleError(f"{where}: unknown key {unknown[0]!r}")
-    return value
-
-
-def _list(value: Any, where: str) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        raise LifecycleError(f"{where}: must be a list")
-    return value
-
-
-def _tier(value: Any, where: str) -> Tier:
-    words = {str(tier): tier for tier in Tier}
-    if value not in words:
-        raise LifecycleError(f"{where}: must be one of {', '.join(sorted(words))}")
-    return words[value]
-
-
-def _window(value: Any, where: str) -> Window:
-    entry = _mapping(value, where, _WINDOW_KEYS)
-    numbers: dict[str, int] = {}
-    for key in _WINDOW_KEYS:
-        number = entry.get(key, 0)
-        if isinstance(number, bool) or not isinstance(number, int) or number < 0:
-            raise LifecycleError(f"{where}.{key}: must be a whole number, 0 or more")
-        numbers[key] = number
-    return Window(numbers["releases"], numbers["months"], numbers["days"])
-
-
-def _tier_policy(value: Any, where: str, default: TierPolicy) -> TierPolicy:
-    entry = _mapping(value, where, _TIER_KEYS)
+def _tier_policy(entry: Mapping[str, Any], default: TierPolicy) -> TierPolicy:
     chosen = default
     if "breaking-changes" in entry:
-        word = entry["breaking-changes"]
-        if word not in {str(choice) for choice in BreakingChanges}:
-            raise LifecycleError(f"{where}.breaking-changes: must be refuse, declare or allow")
-        chosen = replace(chosen, breaking_changes=BreakingChanges(word))
+        chosen = replace(chosen, breaking_changes=BreakingChanges(entry["breaking-changes"]))
     if "deprecation" in entry:
-        chosen = replace(chosen, deprecation=_window(entry["deprecation"], f"{where}.deprecation"))
+        chosen = replace(chosen, deprecation=_window(entry["deprecation"]))
     if "served-before-storage" in entry:
-        window = _window(entry["served-before-storage"], f"{where}.served-before-storage")
-        chosen = replace(chosen, served_before_storage=window)
+        chosen = replace(chosen, served_before_storage=_window(entry["served-before-storage"]))
     return chosen
 
 
-def _text(entry: Mapping[str, Any], key: str, where: str) -> str:
-    value = entry.get(key)
-    if not isinstance(value, str) or not value.strip():
-        raise LifecycleError(f"{where}: {key} is required, a non-empty string")
-    return value
+def _declaration(entry: Mapping[str, str]) -> Declaration:
+    return Declaration(entry["crd"], entry["version"], entry["release"], entry["reason"])
 
 
-def _declaration(value: Any, where: str) -> Declaration:
-    entry = _mapping(value, where, _DECLARATION_KEYS)
-    return Declaration(
-        crd=_text(entry, "crd", where),
-        version=_text(entry, "version", where),
-        release=_text(entry, "release", where),
-        reason=_text(entry, "reason", where),
-    )
+_TIERS = {str(tier): tier for tier in Tier}
 
 
-def parse_lifecycle(raw: Any, source: str) -> LifecycleSettings:
-    """The ``lifecycle:`` section (None: Kubernetes' defaults), or LifecycleError."""
-    if raw is None:
+def parse_lifecycle(section: Mapping[str, Any] | None) -> LifecycleSettings:
+    """The ``lifecycle:`` section (None: Kubernetes' defaults), already checked against the
+    policy's JSON Schema (policy_schema.py)."""
+    if section is None:
         return DEFAULT_LIFECYCLE
-    where = f"{source}: lifecycle"
-    section = _mapping(raw, where, _SECTION_KEYS)
     tiers = dict(KUBERNETES_TIERS)
-    tier_section = section.get("tiers") or {}
-    if not isinstance(tier_section, Mapping):
-        raise LifecycleError(f"{where}.tiers: must be a mapping of stable, beta, alpha")
-    for key, value in tier_section.items():
-        tier = _tier(key, f"{where}.tiers.{key}")
-        tiers[tier] = _tier_policy(value, f"{where}.tiers.{key}", tiers[tier])
-    overrides: dict[tuple[str, str], Tier] = {}
-    for index, value in enumerate(_list(section.get("tier-overrides"), f"{where}.tier-overrides")):
-        at = f"{where}.tier-overrides[{index}]"
-        entry = _mapping(value, at, _OVERRIDE_KEYS)
-        overrides[(_text(entry, "crd", at), _text(entry, "version", at))] = _tier(
-            entry.get("tier"), f"{at}.tier"
-        )
+    for word, entry in (section.get("tiers") or {}).items():
+        tiers[_TIERS[word]] = _tier_policy(entry, tiers[_TIERS[word]])
     return LifecycleSettings(
         tiers=tiers,
-        tier_overrides=overrides,
-        breaks=tuple(
-            _declaration(value, f"{where}.breaks[{index}]")
-            for index, value in enumerate(_list(section.get("breaks"), f"{where}.breaks"))
-        ),
+        tier_overrides={
+            (entry["crd"], entry["version"]): _TIERS[entry["tier"]]
+            for entry in section.get("tier-overrides") or []
+        },
+        breaks=tuple(_declaration(entry) for entry in section.get("breaks") or []),
         storage_migrations=tuple(
-            _declaration(value, f"{where}.storage-migrations[{index}]")
-            for index, value in enumerate(
-                _list(section.get("storage-migrations"), f"{where}.storage-migrations")
-            )
+            _declaration(entry) for entry in section.get("storage-migrations") or []
         ),
     )
