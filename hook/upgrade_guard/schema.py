@@ -198,13 +198,15 @@ def paired_locations(
             known_old_children = known_new_children = {}
         else:
             known_old_children, known_new_children = children(known_old), children(known_new)
-        root = not path
+        # a resource on both sides: turning x-kubernetes-embedded-resource on or off is
+        # embedded-resource-changed's to explain
+        resource = not path or (is_embedded_resource(old_node) and is_embedded_resource(new_node))
         differing = []
         for part in _parts(old_children, new_children):
-            old_child = _governing(old_node, old_children, part, root)
+            old_child = _governing(old_node, old_children, part, resource)
             if old_child is None:
                 continue
-            new_child = _governing(new_node, new_children, part, root)
+            new_child = _governing(new_node, new_children, part, resource)
             if new_child is None or same_value(old_child, new_child):
                 continue
             differing.append(
@@ -214,10 +216,10 @@ def paired_locations(
                     new_child,
                     None
                     if known_old is None
-                    else _governing(known_old, known_old_children, part, root),
+                    else _governing(known_old, known_old_children, part, resource),
                     None
                     if known_new is None
-                    else _governing(known_new, known_new_children, part, root),
+                    else _governing(known_new, known_new_children, part, resource),
                 )
             )
         stack.extend(reversed(differing))
@@ -253,11 +255,15 @@ def _parts(old_children: dict[str, Node], new_children: dict[str, Node]) -> list
     return [*old_children, *(part for part in new_children if part not in old_children)]
 
 
-def _governing(node: Node, found: dict[str, Node], part: str, root: bool) -> Node | None:
+def is_embedded_resource(node: Node) -> bool:
+    return node.get("x-kubernetes-embedded-resource") is True
+
+
+def _governing(node: Node, found: dict[str, Node], part: str, resource: bool) -> Node | None:
     """The schema node (with found, its children) applies to the value at segment part, or
-    None where the apiserver prunes that value (nothing can be stored there)."""
+    None where the apiserver prunes that value (nothing can be stored there); resource:
+    whether node is the root or an embedded resource, which hold RESOURCE_FIELDS."""
     child = found.get(part)
-    resource = root or node.get("x-kubernetes-embedded-resource") is True
     if part == "metadata" and resource:
         return _object_meta(child)
     if child is not None:
@@ -329,7 +335,7 @@ def holds_undeclared_fields(node: Node) -> bool:
     if (
         preserves_unknown_fields(node)
         or node.get("additionalProperties") is True
-        or node.get("x-kubernetes-embedded-resource") is True
+        or is_embedded_resource(node)
     ):
         return True
     for keyword, _, child in subschemas(node):

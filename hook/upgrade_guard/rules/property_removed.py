@@ -26,7 +26,9 @@ def _keeps(at: schema.Location, part: str) -> bool:
     node = at.new
     if schema.preserves_unknown_fields(node):
         return True
-    resource = not at.path or node.get("x-kubernetes-embedded-resource") is True
+    resource = not at.path or (
+        schema.is_embedded_resource(at.old) and schema.is_embedded_resource(node)
+    )
     if resource and part in schema.RESOURCE_FIELDS:
         return True
     return part != schema.ADDITIONAL and node.get("additionalProperties") not in (None, False)
