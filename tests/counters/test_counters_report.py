@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from upgrade_guard.counters.history import CounterState, History, described
+from upgrade_guard.counters.history import CounterState, VerifiedHistory, described
 from upgrade_guard.findings import Finding, Outcome, Severity
 from upgrade_guard.report import REPORTERS
 
@@ -32,7 +32,7 @@ EXCUSED = Finding(
 
 def history(*findings: Finding) -> Outcome:
     return described(
-        History(
+        VerifiedHistory(
             baseline="origin/main",
             candidate="working tree",
             source="explicit: the working tree against origin/main",

@@ -17,7 +17,7 @@ from upgrade_guard.commands import options
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Finding, Outcome, Severity
 from upgrade_guard.judging import Changes, Placed, judge
-from upgrade_guard.lifecycle.timeline import History, Release
+from upgrade_guard.lifecycle.timeline import Release, ReleaseHistory
 from upgrade_guard.load import git_tree
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES
 from upgrade_guard.load.releases import read_releases, with_candidate
@@ -59,7 +59,7 @@ def _served(crds: Mapping[str, Crd], name: str, version: str) -> bool:
 
 def verify_lifecycle(releases: Sequence[Release], policy: Policy) -> Outcome:
     """Judge the releases, oldest first, by the policy's lifecycle section."""
-    history = History(tuple(releases), policy.lifecycle, breaking_changes(releases, policy))
+    history = ReleaseHistory(tuple(releases), policy.lifecycle, breaking_changes(releases, policy))
     found = [
         Placed(
             rule,

@@ -91,7 +91,10 @@ class CounterState:
 
 
 @dataclass(frozen=True)
-class History:
+class VerifiedHistory:
+    """What verify-history compared and found: baseline and candidate, schema versions,
+    counters, and the judged outcome."""
+
     baseline: str
     candidate: str
     source: str
@@ -309,7 +312,7 @@ def _unstamped_set(crds: Mapping[str, Crd], keys: tuple[str, str], bump: str) ->
 
 def verify_history(
     baseline: Side, candidate: Side, policy: Policy, source: str, directory: str = "DIR"
-) -> History:
+) -> VerifiedHistory:
     """Judge candidate against baseline; see the module docstring for every rule. Messages
     name the command that fixes them, for the CRDs in directory."""
     findings: list[Placed] = []
@@ -436,7 +439,7 @@ def verify_history(
         replace(policy, declared_breaks=versioned),
         Context(release=Release(before, after)),
     )
-    result = History(
+    result = VerifiedHistory(
         baseline=baseline.label,
         candidate=candidate.label,
         source=source,
@@ -453,7 +456,7 @@ def verify_history(
     return described(result)
 
 
-def described(history: History) -> History:
+def described(history: VerifiedHistory) -> VerifiedHistory:
     """history with its baseline, versions, counters and notes in the outcome, where every
     report format shows them."""
     facts, details = _facts(history), _details(history)
@@ -464,7 +467,7 @@ def _version(value: int | None) -> str:
     return "none" if value is None else str(value)
 
 
-def _facts(history: History) -> tuple[tuple[str, str], ...]:
+def _facts(history: VerifiedHistory) -> tuple[tuple[str, str], ...]:
     schema = f"version {_version(history.baseline_version)} → {_version(history.candidate_version)}"
     if history.first_adoption:
         schema += " (first adoption)"
@@ -494,7 +497,7 @@ def _facts(history: History) -> tuple[tuple[str, str], ...]:
     return tuple(facts)
 
 
-def _details(history: History) -> dict[str, Any]:
+def _details(history: VerifiedHistory) -> dict[str, Any]:
     return {
         "baseline": history.baseline,
         "candidate": history.candidate,

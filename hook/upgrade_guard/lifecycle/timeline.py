@@ -54,7 +54,7 @@ def elapsed(start: Release, end: Release, releases: int) -> str:
 
 
 @dataclass(frozen=True)
-class Violation:
+class LifecycleViolation:
     """What a lifecycle rule reports; the registry adds code, name and severity."""
 
     crd: str
@@ -68,7 +68,7 @@ class Violation:
 
 
 @dataclass(frozen=True)
-class History:
+class ReleaseHistory:
     """The releases read, oldest first, and the policy they are judged by."""
 
     releases: tuple[Release, ...]

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from upgrade_guard import schema
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.lifecycle.timeline import History, Violation
+from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
 from upgrade_guard.subjects import HookSubject
 
 # Where a finding is about the release as a whole rather than one CRD.
@@ -121,5 +121,5 @@ class LifecycleRule(Rule):
     """A pure check over the whole release history (verify-lifecycle); verify turns its
     violations into findings."""
 
-    check: Callable[[History], Iterable[Violation]]
+    check: Callable[[ReleaseHistory], Iterable[LifecycleViolation]]
     excusable: ClassVar[bool] = False

@@ -20,13 +20,13 @@ from collections.abc import Iterator
 
 from upgrade_guard.findings import Severity
 from upgrade_guard.lifecycle.settings import BreakingChanges
-from upgrade_guard.lifecycle.timeline import History, Violation
+from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
 from upgrade_guard.rules.base import LifecycleRule
 
 _SHOWN = 8
 
 
-def check(history: History) -> Iterator[Violation]:
+def check(history: ReleaseHistory) -> Iterator[LifecycleViolation]:
     for (index, crd, version), findings in sorted(history.breaking_changes.items()):
         tier = history.tier(crd, version)
         choice = history.tier_policy(crd, version).breaking_changes
@@ -57,7 +57,7 @@ def check(history: History) -> Iterator[Violation]:
                 f"the {tier} tier needs a declared break: declare it in lifecycle.breaks"
                 f" for {after.tag}, or make the change in a new version"
             )
-        yield Violation(
+        yield LifecycleViolation(
             crd=crd,
             version=version,
             release=index,

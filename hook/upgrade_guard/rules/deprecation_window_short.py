@@ -18,16 +18,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.lifecycle.timeline import History, Violation, elapsed
+from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory, elapsed
 from upgrade_guard.rules.base import LifecycleRule
 
 
-def check(history: History) -> Iterator[Violation]:
+def check(history: ReleaseHistory) -> Iterator[LifecycleViolation]:
     for index, crd, version, window, marked in history.ends_of_service():
         if marked is None or history.window_holds(window, marked, index):
             continue
         deprecated, after = history.releases[marked], history.releases[index]
-        yield Violation(
+        yield LifecycleViolation(
             crd=crd,
             version=version,
             release=index,

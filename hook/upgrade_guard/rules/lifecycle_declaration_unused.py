@@ -17,11 +17,11 @@ from collections.abc import Iterator
 
 from upgrade_guard.findings import Severity
 from upgrade_guard.lifecycle.settings import Declaration
-from upgrade_guard.lifecycle.timeline import History, Violation
+from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
 from upgrade_guard.rules.base import LifecycleRule
 
 
-def _problem(history: History, declaration: Declaration, kind: str) -> str | None:
+def _problem(history: ReleaseHistory, declaration: Declaration, kind: str) -> str | None:
     tags = [release.tag for release in history.releases]
     crd, version = declaration.crd, declaration.version
     if declaration.release not in tags:
@@ -38,7 +38,7 @@ def _problem(history: History, declaration: Declaration, kind: str) -> str | Non
     return None
 
 
-def check(history: History) -> Iterator[Violation]:
+def check(history: ReleaseHistory) -> Iterator[LifecycleViolation]:
     last = len(history.releases) - 1
     settings = history.settings
     for kind, declarations in (
@@ -49,7 +49,7 @@ def check(history: History) -> Iterator[Violation]:
             problem = _problem(history, declaration, kind)
             if problem is None:
                 continue
-            yield Violation(
+            yield LifecycleViolation(
                 crd=declaration.crd,
                 version=declaration.version,
                 release=last,

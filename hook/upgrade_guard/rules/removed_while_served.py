@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.lifecycle.timeline import History, Violation
+from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
 from upgrade_guard.rules.base import LifecycleRule
 
 
-def check(history: History) -> Iterator[Violation]:
+def check(history: ReleaseHistory) -> Iterator[LifecycleViolation]:
     for index, crd, version in history.transitions():
         if history.entry(index, crd, version) is not None:
             continue
@@ -29,7 +29,7 @@ def check(history: History) -> Iterator[Violation]:
             continue
         before, after = history.releases[index - 1], history.releases[index]
         whole = " with its whole CRD" if crd not in after.crds else ""
-        yield Violation(
+        yield LifecycleViolation(
             crd=crd,
             version=version,
             release=index,

@@ -21,11 +21,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.lifecycle.timeline import History, Violation
+from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
 from upgrade_guard.rules.base import LifecycleRule
 
 
-def _stored_how(history: History, index: int, crd: str, version: str) -> tuple[int, str] | None:
+def _stored_how(
+    history: ReleaseHistory, index: int, crd: str, version: str
+) -> tuple[int, str] | None:
     """(last index it was storage, or -1; why objects may be stored at it), or None."""
     stored = [at for at in range(index) if history.storage(at, crd) == version]
     if stored:
@@ -36,7 +38,7 @@ def _stored_how(history: History, index: int, crd: str, version: str) -> tuple[i
     return None
 
 
-def check(history: History) -> Iterator[Violation]:
+def check(history: ReleaseHistory) -> Iterator[LifecycleViolation]:
     tags = {release.tag: index for index, release in enumerate(history.releases)}
     for index, crd, version in history.transitions():
         if crd not in history.releases[index].crds or history.entry(index, crd, version):
@@ -53,7 +55,7 @@ def check(history: History) -> Iterator[Violation]:
         if any(last_storage < at <= index for at in declared):
             continue
         after = history.releases[index]
-        yield Violation(
+        yield LifecycleViolation(
             crd=crd,
             version=version,
             release=index,

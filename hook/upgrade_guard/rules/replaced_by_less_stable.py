@@ -18,11 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.lifecycle.timeline import History, Violation
+from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
 from upgrade_guard.rules.base import LifecycleRule
 
 
-def check(history: History) -> Iterator[Violation]:
+def check(history: ReleaseHistory) -> Iterator[LifecycleViolation]:
     for index, crd, version in history.transitions():
         if crd not in history.releases[index].crds:
             continue
@@ -34,7 +34,7 @@ def check(history: History) -> Iterator[Violation]:
             continue
         after = history.releases[index]
         shown = ", ".join(f"{v} ({history.tier(crd, v)})" for v in remaining) or "none"
-        yield Violation(
+        yield LifecycleViolation(
             crd=crd,
             version=version,
             release=index,

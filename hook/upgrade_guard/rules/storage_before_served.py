@@ -20,15 +20,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.lifecycle.timeline import History, Violation, elapsed
+from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory, elapsed
 from upgrade_guard.rules.base import LifecycleRule
 
 
-def _both_served(history: History, crd: str, old: str, new: str) -> Callable[[int], bool]:
+def _both_served(history: ReleaseHistory, crd: str, old: str, new: str) -> Callable[[int], bool]:
     return lambda at: history.served(at, crd, new) and history.served(at, crd, old)
 
 
-def check(history: History) -> Iterator[Violation]:
+def check(history: ReleaseHistory) -> Iterator[LifecycleViolation]:
     for index in range(1, len(history.releases)):
         for crd in history.crd_names:
             old, new = history.storage(index - 1, crd), history.storage(index, crd)
@@ -45,7 +45,7 @@ def check(history: History) -> Iterator[Violation]:
                 since = history.releases[served_since]
                 span = elapsed(since, after, index - served_since)
                 how = f"both served only since {since}: {span}"
-            yield Violation(
+            yield LifecycleViolation(
                 crd=crd,
                 version=new,
                 release=index,

@@ -21,11 +21,11 @@ from collections.abc import Iterator
 from functools import partial
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.lifecycle.timeline import History, Violation
+from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
 from upgrade_guard.rules.base import LifecycleRule
 
 
-def check(history: History) -> Iterator[Violation]:
+def check(history: ReleaseHistory) -> Iterator[LifecycleViolation]:
     for index, crd, version, window, marked in history.ends_of_service():
         if marked is not None:
             continue
@@ -33,7 +33,7 @@ def check(history: History) -> Iterator[Violation]:
         served_since = history.run_start(index - 1, served)
         before, after = history.releases[index - 1], history.releases[index]
         since = history.releases[served_since or 0]
-        yield Violation(
+        yield LifecycleViolation(
             crd=crd,
             version=version,
             release=index,
