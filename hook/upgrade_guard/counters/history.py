@@ -63,10 +63,7 @@ from upgrade_guard.rules import (
     schema_version_rolled_back,
     schema_versions_disagree,
 )
-from upgrade_guard.rules.base import HistoryCheck
-
-ALL_CRDS = "(all CRDs)"
-
+from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
 
 _SCHEMA_CHECKS = (schema_version_missing.RULE, schema_versions_disagree.RULE)
 _COUNTER_CHECKS = (counter_missing.RULE, counter_missing.RULE)
