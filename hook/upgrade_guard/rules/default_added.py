@@ -6,7 +6,9 @@ Why it matters: the apiserver applies defaults when it reads an object from etcd
 writing it back. Stored objects that lack the field therefore read back with the new default
 at once, untouched, and the controller acts on that.
 
-Allowed: a default on a field that is itself new (nothing stored has it).
+Allowed: a default on a field that is itself new (nothing stored has it). A field declared
+for the first time below x-kubernetes-preserve-unknown-fields is not new: stored objects could
+hold anything there, and those without it read back the default.
 """
 
 from __future__ import annotations
