@@ -98,11 +98,11 @@ class SlotPairing:
             )
         else:
             return (
-                f"way out: no image in the chart's table compiles {self.needed}: keep the"
+                f"now: no image in the chart's table compiles {self.needed}: keep the"
                 f" release that goes with {image}, or ask the chart's authors for the image"
             )
         return (
-            f"way out: helm upgrade RELEASE CHART --reuse-values {setting} (deploys the image"
+            f"now: helm upgrade RELEASE CHART --reuse-values {setting} (deploys the image"
             " that goes with this chart whether --reuse-values or your own setting kept the old"
             " one; --reset-then-reuse-values alone keeps an image you set: `helm get values"
             " RELEASE` shows them), or install the chart that goes with the deployed image"

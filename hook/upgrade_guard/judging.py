@@ -19,7 +19,7 @@ from upgrade_guard import schema
 from upgrade_guard.findings import Change, Finding, Outcome, Severity
 from upgrade_guard.json_schema import did_you_mean
 from upgrade_guard.policy import DEFAULT_POLICY, DeclaredBreak, Policy, glob_pattern
-from upgrade_guard.rules import declared_break_unused
+from upgrade_guard.rules import acceptance_unused, declared_break_unused
 from upgrade_guard.rules.base import Rule
 
 RATCHETING_SINCE = (1, 30)
@@ -93,6 +93,34 @@ class Release:
         return f"this release goes from schema version {self.before or 0} to {self.after}"
 
 
+ACCEPTED = "ACCEPTED by the cluster admin"
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """A finding a cluster admin accepts at upgrade time (``upgrade-guard.accept``), named
+    exactly (code, CRD, version, path: no globs), for one chart version only, so
+    ``helm upgrade --reuse-values`` cannot carry it into the next release."""
+
+    chart: str
+    code: str
+    crd: str
+    version: str | None = None
+    path: str | None = None
+
+    def accepts(self, finding: Finding) -> bool:
+        return (finding.code, finding.crd, finding.version, finding.path) == (
+            self.code,
+            self.crd,
+            self.version,
+            self.path,
+        )
+
+    def __str__(self) -> str:
+        where = " ".join(p for p in (self.crd, self.version, self.path) if p)
+        return f"{self.code} {where} for chart {self.chart}"
+
+
 @dataclass(frozen=True)
 class Context:
     """What the judgement depends on besides the policy: the cluster's Kubernetes version
@@ -102,6 +130,8 @@ class Context:
 
     kube_version: tuple[int, int] | None = None
     release: Release | None = None
+    chart_version: str | None = None
+    acceptances: tuple[Acceptance, ...] = ()
 
 
 def judge(
@@ -130,12 +160,48 @@ def judge(
     used = {id(declared) for declared in excused_by.values()}
     unused = [d for d in active if id(d) not in used and not changes.idle(d)]
     ordered.extend((0, finding) for finding in _unused(unused, excusable, policy))
+    ordered = _accepted(ordered, changes, context)
     ordered.sort(key=lambda pair: (pair[1].crd, pair[0], *report_order(pair[1])[1:]))
     return Outcome(
         findings=tuple(finding for _, finding in ordered),
         crds_compared=changes.crds_compared,
         policy=policy.source,
     )
+
+
+def _accepted(
+    ordered: list[tuple[int, Finding]], changes: Changes, context: Context
+) -> list[tuple[int, Finding]]:
+    """The refusals a cluster admin accepted for this chart version marked so, and each
+    acceptance that accepts nothing (another chart version, or no such finding where its
+    CRD changes) a refusal of its own."""
+    if not context.acceptances:
+        return ordered
+    current = [a for a in context.acceptances if a.chart == context.chart_version]
+    used: set[int] = set()
+    marked: list[tuple[int, Finding]] = []
+    for step, finding in ordered:
+        taken = next((a for a in current if finding.refuses and a.accepts(finding)), None)
+        if taken is not None:
+            used.add(id(taken))
+            finding = replace(finding, excused=f"{ACCEPTED} for chart {taken.chart}")
+        marked.append((step, finding))
+    rule = acceptance_unused.RULE
+    for acceptance in context.acceptances:
+        if id(acceptance) in used:
+            continue
+        if acceptance.chart != context.chart_version:
+            why = (
+                f"it was given for chart {acceptance.chart}, this is chart {context.chart_version}"
+            )
+        elif acceptance.crd in changes.unchanged:
+            continue  # the upgrade it was given for is applied: idle
+        else:
+            why = "no finding of this upgrade has that code, CRD, version and path"
+        message = f"acceptance {acceptance} accepts nothing: {why}"
+        where = (acceptance.crd, acceptance.version, acceptance.path)
+        marked.append((0, Finding(rule.code, rule.name, rule.severity, *where, message)))
+    return marked
 
 
 def report_order(finding: Finding) -> tuple[Any, ...]:

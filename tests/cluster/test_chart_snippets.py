@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from testenv import GUARD_IMAGE, JSON, Cluster, Image, JobRunner, KubeError, ToolRunner
+from testenv import GUARD_IMAGE, JSON, Cluster, Image, JobRunner, KubeError, ToolRunner, wait_for
 from upgrade_guard.write.bundle import BUNDLE_LIMIT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -199,6 +199,17 @@ def test_several_controller_images_each_reach_the_hook_under_their_slot(
     ]
 
 
+def test_acceptances_reach_the_hook_with_the_chart_version(helm: ToolRunner) -> None:
+    entry = '{"chart":"3.0.0","code":"UG202","crd":"backups.example.io","path":"spec.target"}'
+    args = hook_args(helm, EXAMPLE / "3.0.0", "--set-json", f"upgrade-guard.accept=[{entry}]")
+    assert "--chart-version=3.0.0" in args
+    assert [a for a in args if a.startswith("--accept=")] == [f"--accept={entry}"]
+    extra = '{"chart":"3.0.0","code":"UG202","crd":"b.example.io","reason":"x"}'
+    refused = helm("template", "rel", str(EXAMPLE / "3.0.0"),
+                   "--set-json", f"upgrade-guard.accept=[{extra}]")  # fmt: skip
+    assert refused.returncode != 0 and "reason" in refused.stderr, show(refused)
+
+
 def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
     cluster: Cluster,
     namespace: str,
@@ -299,6 +310,73 @@ def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
     upgrade = helm("upgrade", "rel", chart("3.0.0"), "-n", namespace, *GUARD_VALUES)
     assert upgrade.returncode == 0, show(upgrade)
     assert guard.wait(8, timeout=60).succeeded
+
+
+def test_an_admin_acceptance_lets_one_refused_upgrade_through_and_no_other(
+    cluster: Cluster,
+    namespace: str,
+    job_runner: JobRunner,
+    helm: ToolRunner,
+    guard_image: Image,
+    tmp_path: Path,
+) -> None:
+    """Chart 3.0.0 makes spec.target required while a stored Backup has none: refused, with
+    the entry that accepts exactly that finding. Given with --set-json, the upgrade passes
+    and the verdict says ACCEPTED. --reuse-values carries the value into the next chart
+    version (3.0.1), where the acceptance is refused as stale instead of applied; dropping it
+    lets that upgrade through."""
+    # The example's CRD is cluster-wide: another test's release may own it.
+    cluster.admin.delete(CRD)
+    wait_for(lambda: cluster.admin.get_or_none(CRD) is None, timeout=60, what="CRD deleted")
+    guard = job_runner.expect(namespace, "rel-upgrade-guard")
+    install = helm("install", "rel", str(EXAMPLE / "2.0.0"), "-n", namespace, *GUARD_VALUES)
+    assert install.returncode == 0, show(install)
+    assert guard.wait(1, timeout=60).succeeded
+    backups = f"/apis/example.io/v1/namespaces/{namespace}/backups"
+    cluster.admin.create(backups, {"apiVersion": "example.io/v1", "kind": "Backup",
+                                   "metadata": {"name": "nightly"},
+                                   "spec": {"schedule": "0 3 * * *"}})  # fmt: skip
+
+    three = str(EXAMPLE / "3.0.0")
+    refused = helm("upgrade", "rel", three, "-n", namespace, *GUARD_VALUES, *NO_POLICY)
+    assert refused.returncode != 0, show(refused)
+    log = guard.wait(2, timeout=60).log
+    entries = [line.split("accept: ", 1)[1] for line in log.splitlines()
+               if line.startswith("  accept: ") and "spec.target" in line]  # fmt: skip
+    assert len(entries) == 1, log
+    entry = json.loads(entries[0])
+    assert entry["chart"] == "3.0.0" and entry["crd"] == "backups.example.io", entry
+    assert schema_version(cluster) == "2"
+
+    accepted = helm("upgrade", "rel", three, "-n", namespace, *GUARD_VALUES, *NO_POLICY,
+                    "--set-json", f"upgrade-guard.accept=[{entries[0]}]")  # fmt: skip
+    assert accepted.returncode == 0, show(accepted)
+    passed = guard.wait(3, timeout=60)
+    assert passed.succeeded, passed.log
+    assert passed.log.startswith(
+        "upgrade-guard SAFE with 1 finding ACCEPTED by the cluster admin: pre-upgrade"
+    ), passed.log
+    assert f"ACCEPTED {entry['code']} " in passed.log, passed.log
+    assert schema_version(cluster) == "3"
+
+    # The next chart version, the same CRDs: --reuse-values keeps the acceptance, which names
+    # chart 3.0.0, so it is refused rather than carried.
+    next_chart = tmp_path / "3.0.1"
+    shutil.copytree(EXAMPLE / "3.0.0", next_chart, symlinks=True)
+    (next_chart / "charts" / "upgrade-guard").unlink()
+    (next_chart / "charts" / "upgrade-guard").symlink_to(SNIPPETS / "upgrade-guard")
+    chart_yaml = next_chart / "Chart.yaml"
+    chart_yaml.write_text(chart_yaml.read_text().replace("version: 3.0.0", "version: 3.0.1"))
+    carried = helm("upgrade", "rel", str(next_chart), "-n", namespace, "--reuse-values")
+    assert carried.returncode != 0, show(carried)
+    stale = guard.wait(4, timeout=60).log
+    assert stale.startswith("upgrade-guard REFUSED"), stale
+    assert "UG903" in stale and "it was given for chart 3.0.0, this is chart 3.0.1" in stale
+    assert "UG903" in carried.stderr, show(carried)  # helm prints the failed hook's log
+    dropped = helm("upgrade", "rel", str(next_chart), "-n", namespace, "--reuse-values",
+                   "--set-json", "upgrade-guard.accept=[]")  # fmt: skip
+    assert dropped.returncode == 0, show(dropped)
+    assert guard.wait(5, timeout=60).succeeded
 
 
 @pytest.fixture(scope="module")

@@ -96,3 +96,26 @@ def test_several_controller_images_each_its_slot(tmp_path: Path) -> None:
     twice, _ = hook(tmp_path, *common, "--controller-image", "op:2.0.0",
                     "--controller-image", "image=op:1.0.0")  # fmt: skip
     assert twice.returncode == 2 and "each slot once" in twice.stderr, twice.stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        (("--accept", "{not json", "--chart-version", "1.0.0"), "not JSON"),
+        (("--accept", '{"chart": "1.0.0", "code": "UG201"}', "--chart-version", "1.0.0"),
+         "expected an object with chart, code and crd"),
+        (("--accept", '{"chart": "1.0.0", "code": "UG201", "crd": "w.x", "why": "y"}',
+          "--chart-version", "1.0.0"), "unknown keys: why"),
+        (("--accept", '{"chart": "1.0.0", "code": "UG201", "crd": "w.x"}'),
+         "needs --chart-version"),
+    ],
+    ids=["not JSON", "no crd", "unknown key", "no chart version"],
+)  # fmt: skip
+def test_a_malformed_acceptance_exits_2(
+    tmp_path: Path, given: tuple[str, ...], problem: str
+) -> None:
+    crds = Path(__file__).parents[2] / "chart-snippets" / "example-operator" / "crds" / "2.0.0"
+    done, log = hook(tmp_path, "--crds", str(crds), *given)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert problem in done.stderr and "Traceback" not in done.stderr
+    assert log.startswith("upgrade-guard BAD INPUT (exit 2)")

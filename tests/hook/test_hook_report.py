@@ -42,16 +42,23 @@ def test_the_largest_corpus_diff_fits_the_termination_message() -> None:
     assert lines[-1] == f"... and {refusing - shown} more refusals"
 
 
-def test_the_log_starts_with_the_verdict_and_gives_a_way_out() -> None:
+def test_the_log_starts_with_the_verdict_and_gives_each_way_out() -> None:
+    """Each refusal says what the person running helm can do now, what the chart's authors
+    should change, and the entry that accepts exactly it for this chart version."""
     stored = Finding("UG104", "stored-version-removed", Severity.ERROR, "w.example.com",
                      None, None, "stored version v1alpha1 removed")  # fmt: skip
     note = Finding("UG606", "first-adoption", Severity.INFO, "(all CRDs)", None, None, "adopted")
-    text = hook_report.render(Outcome((stored, note), 1), "pre-upgrade", 1, "read 1 CRD")
+    text = hook_report.render(
+        Outcome((stored, note), 1), "pre-upgrade", 1, "read 1 CRD", chart_version="1.19.0"
+    )
     assert text.splitlines() == [
         "upgrade-guard REFUSED: pre-upgrade of 1 CRD; 1 error, 1 info",
+        hook_report._LEGEND,
         "error UG104 stored-version-removed w.example.com: stored version v1alpha1 removed",
-        "  way out: migrate storage first: rewrite every object at the storage version, remove"
-        " the old version from status.storedVersions, then drop it from the chart",
+        "  now: migrate storage: rewrite every object at the storage version, remove the old"
+        " version from status.storedVersions, then upgrade again",
+        "  chart author: keep serving the stored version until every object is migrated",
+        '  accept: {"chart":"1.19.0","code":"UG104","crd":"w.example.com"}',
         "info UG606 first-adoption (all CRDs): adopted",
         "read 1 CRD",
     ]
@@ -85,12 +92,19 @@ def test_a_small_refusal_is_printed_whole() -> None:
     text = hook_report.render(Outcome(findings, 1), "pre-upgrade", 1, "read 1 CRD")
     assert text.splitlines() == [
         "upgrade-guard REFUSED: pre-upgrade of 1 CRD; 3 error",
+        hook_report._LEGEND,
         "error UG212 required-added, 2 times in 1 CRD: required added",
         "  at w.example.com v1 spec.a, w.example.com v1 spec.b",
-        f"  way out: {hook_report.way_out(findings[0])}",
+        f"  now: {hook_report.way_out(findings[0])}",
+        f"  chart author: {hook_report.author_fix(findings[0])}",
+        '  accept: {"chart":"VERSION","code":"UG212","crd":"w.example.com","version":"v1",'
+        '"path":"spec.a"} (one entry per place: 2)',
         "error UG201 property-removed w.example.com v1 spec.c: removed",
         "  evidence: 2 stored objects affected: a, b",
-        f"  way out: {hook_report.way_out(findings[2])}",
+        f"  now: {hook_report.way_out(findings[2])}",
+        f"  chart author: {hook_report.author_fix(findings[2])}",
+        '  accept: {"chart":"VERSION","code":"UG201","crd":"w.example.com","version":"v1",'
+        '"path":"spec.c"}',
         "read 1 CRD",
     ]
     assert "not shown" not in text
@@ -104,7 +118,8 @@ def test_a_large_refusal_is_bounded_with_what_is_left_and_where() -> None:
     assert len(text.encode()) <= hook_report.LOG_LIMIT
     lines = text.splitlines()
     assert lines[0].startswith("upgrade-guard REFUSED: pre-upgrade of 1911 CRDs")
-    assert lines[1].startswith("error ")  # the first refusal right after the verdict
+    assert lines[1] == hook_report._LEGEND
+    assert lines[2].startswith("error ")  # the first refusal right after the verdict
     assert lines[-1] == "read 1911 CRDs"
     left_out = re.fullmatch(
         r"\.\.\. (\d+) more findings not shown \((\d+) refusing\): (.*)", lines[-2]
@@ -113,7 +128,7 @@ def test_a_large_refusal_is_bounded_with_what_is_left_and_where() -> None:
     assert "termination message (kubectl describe pod)" in left_out[3]
     # what is shown and what is counted as left out are every finding, exactly once
     shown = sum(int(m[1]) for m in re.finditer(r", (\d+) times in ", text))
-    shown += sum(1 for line in lines[1:-2] if line[0] != " " and " times in " not in line)
+    shown += sum(1 for line in lines[2:-2] if line[0] != " " and " times in " not in line)
     assert shown + int(left_out[1]) == len(outcome.findings)
     # every path shown is whole: each place on an "at" line is a finding's own
     places = {" ".join(p for p in (f.crd, f.version, f.path) if p) for f in outcome.findings}
@@ -127,4 +142,4 @@ def test_the_bound_never_cuts_the_first_refusal() -> None:
     path = "spec." + ".".join(["segment"] * 600)
     long = Finding("UG212", "required-added", Severity.ERROR, "w.example.com", "v1", path, "x")
     text = hook_report.render(Outcome((long,), 1), "pre-upgrade", 1)
-    assert path in text.splitlines()[1]
+    assert path in text.splitlines()[2]

@@ -201,6 +201,10 @@ spec:
             {{- if $v.failOpen }}
             - --fail-open
             {{- end }}
+            - --chart-version={{ $root.Chart.Version }}
+            {{- range $v.accept }}
+            - {{ printf "--accept=%s" (toJson .) | quote }}
+            {{- end }}
           terminationMessagePolicy: FallbackToLogsOnError
           securityContext:
             allowPrivilegeEscalation: false

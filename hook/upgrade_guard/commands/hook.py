@@ -10,6 +10,7 @@ the termination log. ``--fail-open`` lets the upgrade through when the guard can
 from __future__ import annotations
 
 import enum
+import json
 import sys
 import time
 from collections.abc import Iterable, Mapping
@@ -24,7 +25,7 @@ from upgrade_guard.commands import options
 from upgrade_guard.counters import history, live
 from upgrade_guard.crd import Crd, Source, stamped_number
 from upgrade_guard.findings import ExitCode, Outcome
-from upgrade_guard.judging import Changes, Context, judge
+from upgrade_guard.judging import Acceptance, Changes, Context, judge
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError, load_documents
 from upgrade_guard.load.helm_record import Operation, Record, decode, find_operation, record_name
@@ -32,6 +33,7 @@ from upgrade_guard.load.image_table import read_image_table
 from upgrade_guard.policy import CONTROLLER_STATE_VERSION, Policy, PolicyError, canonical_number
 from upgrade_guard.report import REPORTERS
 from upgrade_guard.report import hook as hook_report
+from upgrade_guard.rules import acceptance_unused
 from upgrade_guard.subjects import HookSubject, Stored, WrittenState
 
 TERMINATION_LOG_ENV = "UPGRADE_GUARD_TERMINATION_LOG"
@@ -97,6 +99,34 @@ def _controller_images(given: list[str]) -> dict[str, str]:
     return images
 
 
+_ACCEPT_REQUIRED = ("chart", "code", "crd")
+_ACCEPT_KEYS = {*_ACCEPT_REQUIRED, "version", "path"}
+
+
+def _acceptances(given: list[str], chart_version: str | None) -> tuple[Acceptance, ...]:
+    """Each ``--accept`` JSON object as an Acceptance; anything else is bad input."""
+    acceptances: list[Acceptance] = []
+    for item in given:
+        try:
+            entry = json.loads(item)
+        except json.JSONDecodeError as error:
+            raise options.UsageProblem(f"--accept {item}: not JSON ({error.msg})") from None
+        fields = entry if isinstance(entry, dict) else {}
+        wrong = sorted(set(fields) - _ACCEPT_KEYS)
+        required = all(isinstance(fields.get(k), str) and fields[k] for k in _ACCEPT_REQUIRED)
+        optional = all(isinstance(fields.get(k, ""), str) for k in ("version", "path"))
+        if not fields or wrong or not required or not optional:
+            unknown = f"; unknown keys: {', '.join(wrong)}" if wrong else ""
+            raise options.UsageProblem(
+                f"--accept {item}: expected an object with chart, code and crd, and version and"
+                f" path where the finding has them (strings){unknown}"
+            )
+        acceptances.append(Acceptance(**{k: v for k, v in fields.items() if v}))
+    if acceptances and not chart_version:
+        raise options.UsageProblem("--accept needs --chart-version (the chart being installed)")
+    return tuple(acceptances)
+
+
 def _cannot_decide(code: ExitCode, message: str, fail_open: bool, log: TerminationLog) -> NoReturn:
     if fail_open:
         warning = (
@@ -118,9 +148,11 @@ def _emit(
     output: str,
     footer: str,
     log: TerminationLog,
+    chart_version: str | None = None,
 ) -> NoReturn:
     if output == "text":
-        sys.stdout.write(hook_report.render(outcome, phase, checked, footer))
+        report = hook_report.render(outcome, phase, checked, footer, chart_version=chart_version)
+        sys.stdout.write(report)
     else:
         sys.stdout.write(REPORTERS[output](outcome))
     log.write(hook_report.termination_summary(outcome, phase, checked))
@@ -234,6 +266,16 @@ def hook(
     kubeconfig: Annotated[str | None, typer.Option(help="Kubeconfig file.")] = None,
     context: Annotated[str | None, typer.Option(help="Kubeconfig context.")] = None,
     max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
+    accept: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A finding the cluster admin accepts, as JSON: {chart, code, crd, version,"
+            " path} (the values' upgrade-guard.accept); once per finding."
+        ),
+    ] = None,
+    chart_version: Annotated[
+        str | None, typer.Option(help="The chart version being installed (.Chart.Version).")
+    ] = None,
     evidence_limit: Annotated[
         int,
         typer.Option(
@@ -260,6 +302,7 @@ def hook(
         if timeout <= 0:
             raise options.UsageProblem("--timeout must be positive")
         given = options.counter_options(counter, chosen)
+        acceptances = _acceptances(accept or [], chart_version)
         subject = live.subject_for(
             chosen,
             bundled or {},
@@ -271,8 +314,12 @@ def hook(
         log.write(f"upgrade-guard BAD INPUT (exit 2): {error}\n")
         raise
     # Before the cluster is read only the pairing of chart and images can refuse; the
-    # schemas are not compared yet, so no declared break is used or unused.
-    paired = judge(Changes(tuple(live.hook_changes(subject))), replace(chosen, declared_breaks=()))
+    # schemas are not compared yet, so no declared break or acceptance is used or unused.
+    admin = Context(chart_version=chart_version, acceptances=acceptances)
+    pairing = Changes(tuple(live.hook_changes(subject)))
+    paired = judge(pairing, replace(chosen, declared_breaks=()), admin)
+    unused = acceptance_unused.RULE.code
+    paired = replace(paired, findings=tuple(f for f in paired.findings if f.code != unused))
     # Imported here: the kubernetes client takes a third of a second to import, and only the
     # hook talks to a cluster.
     from upgrade_guard.cluster.client import ClusterError
@@ -287,7 +334,7 @@ def hook(
             )  # fmt: skip
     except ClusterError as error:
         if not paired.safe:
-            _emit(paired, phase.value, len(bundled or {}), output, "", log)
+            _emit(paired, phase.value, len(bundled or {}), output, "", log, chart_version)
         _cannot_decide(ExitCode.CLUSTER_UNREACHABLE, str(error), fail_open, log)
     operation_name = f"pre-{operation.pending.operation}" if operation else phase.value
     try:
@@ -305,7 +352,7 @@ def hook(
         log.write(f"upgrade-guard BAD INPUT (exit 2): {error}\n")
         raise
     if not paired.safe:
-        _emit(paired, operation_name, len(chart), output, "", log)
+        _emit(paired, operation_name, len(chart), output, "", log, chart_version)
     try:
         cluster = _read_cluster(
             [*chart, *dropped], chosen, kubeconfig=kubeconfig, context=context, deadline=deadline
@@ -326,7 +373,7 @@ def hook(
             dropped=gone,
             stored=stored,
         )
-        outcome = _judge(subject, chosen, cluster.server_version)
+        outcome = _judge(subject, chosen, cluster.server_version, admin)
         if evidence_limit and outcome.findings:
             outcome = _with_evidence(
                 outcome,
@@ -357,7 +404,7 @@ def hook(
     )
     if operation is not None and not outcome.safe:
         footer = "\n".join([*_rollback_way_out(operation, namespace or ""), footer])
-    _emit(outcome, operation_name, len(chart), output, footer, log)
+    _emit(outcome, operation_name, len(chart), output, footer, log, chart_version)
 
 
 def _chart(
@@ -524,12 +571,15 @@ def _with_evidence(
         )
 
 
-def _judge(subject: HookSubject, policy: Policy, server_version: tuple[int, int]) -> Outcome:
-    """Every check of the chart against the cluster, judged once."""
+def _judge(
+    subject: HookSubject, policy: Policy, server_version: tuple[int, int], admin: Context
+) -> Outcome:
+    """Every check of the chart against the cluster, judged once, with the acceptances the
+    cluster admin gave (``admin``)."""
     compared = engine.changes_between(subject.live, subject.chart, policy)
     release = history.release_of(policy, subject.live, subject.chart)
     return judge(
         replace(compared, raw=tuple(live.hook_changes(subject)) + compared.raw),
         policy,
-        Context(server_version, release),
+        replace(admin, kube_version=server_version, release=release),
     )

@@ -14,8 +14,11 @@ stored object's values.
 
 from __future__ import annotations
 
+import json
+
 from upgrade_guard import rules
 from upgrade_guard.findings import Finding, Outcome
+from upgrade_guard.judging import ACCEPTED
 from upgrade_guard.report import grouping
 from upgrade_guard.report.grouping import Group
 from upgrade_guard.report.json_report import summary
@@ -25,20 +28,51 @@ TERMINATION_LIMIT = 4096
 # 120-column terminal, so the verdict is still in sight above Helm's own error line. The
 # same bound as the termination message, so both show about as much.
 LOG_LIMIT = 4096
-_DECLARE = (
-    "if meant, declare it in the policy (declared-breaks: crd, rule, path, reason);"
-    " else keep the live schema"
+# Each refusal tells the person running helm what they can do now, and separately what the
+# chart's authors should change: its rule's way_out and author, else these (a schema
+# finding's). A finding's own notes ("now: ", "chart author: ") win, when its check worked
+# them out from its facts (the image slot and the tag the chart pairs with).
+_NOW_SCHEMA = (
+    "set the field on the stored objects the evidence names (or migrate them), then upgrade"
+    " again; or, if no stored object is hurt or you judge it harmless, accept it"
+)
+_AUTHOR_SCHEMA = (
+    "if meant, declare it in the policy (declared-breaks: crd, rule, path, schema-version,"
+    " reason); else keep the live schema"
+)
+_LEGEND = (
+    "each refusal: now (what you can do), chart author (what the chart should change), accept"
+    " (its entry: helm upgrade RELEASE CHART --reuse-values --set-json"
+    " 'upgrade-guard.accept=[ENTRY,...]' lets the findings you name through, for this chart"
+    " version only)"
 )
 
 
+def _own(finding: Finding, prefix: str) -> str | None:
+    return next((n.removeprefix(prefix) for n in finding.notes if n.startswith(prefix)), None)
+
+
 def way_out(finding: Finding) -> str:
-    """The finding's own way out (worked out from its facts, e.g. the image slot and the tag
-    the chart pairs with), else its rule's."""
-    own = [note.removeprefix("way out: ") for note in finding.notes if note.startswith("way out: ")]
-    if own:
-        return own[0]
+    """What the person running helm can do now."""
     rule = rules.lookup(finding.code)
-    return rule.way_out if rule is not None and rule.way_out else _DECLARE
+    return _own(finding, "now: ") or (rule and rule.way_out) or _NOW_SCHEMA
+
+
+def author_fix(finding: Finding) -> str:
+    """What the chart's authors should change."""
+    rule = rules.lookup(finding.code)
+    return _own(finding, "chart author: ") or (rule and rule.author) or _AUTHOR_SCHEMA
+
+
+def accept_entry(finding: Finding, chart_version: str | None) -> str:
+    """The value entry that accepts exactly this finding for this chart version."""
+    fields = {"chart": chart_version or "VERSION", "code": finding.code, "crd": finding.crd}
+    fields |= {k: v for k, v in (("version", finding.version), ("path", finding.path)) if v}
+    return json.dumps(fields, separators=(",", ":"))
+
+
+def accepted(finding: Finding) -> bool:
+    return (finding.excused or "").startswith(ACCEPTED)
 
 
 def _where(finding: Finding) -> str:
@@ -46,6 +80,8 @@ def _where(finding: Finding) -> str:
 
 
 def _label(finding: Finding) -> str:
+    if accepted(finding):
+        return "ACCEPTED"
     return "excused" if finding.excused else str(finding.severity)
 
 
@@ -57,48 +93,75 @@ def verdict_line(outcome: Outcome, phase: str, checked: int) -> str:
     counts = summary(outcome)
     tally = ", ".join(f"{n} {kind}" for kind, n in counts.items() if n)
     state = "SAFE" if outcome.safe else "REFUSED"
+    taken = sum(accepted(finding) for finding in outcome.findings)
+    if taken:
+        state += f" with {taken} finding{'' if taken == 1 else 's'} ACCEPTED by the cluster admin"
     crds = "CRD" if checked == 1 else "CRDs"
     return f"upgrade-guard {state}: {phase} of {checked} {crds}; {tally or 'no findings'}"
 
 
-def _tail(finding: Finding) -> list[str]:
+def _tail(finding: Finding, chart_version: str | None, places: int = 1) -> list[str]:
     if finding.refuses:
-        return [f"  way out: {way_out(finding)}"]
-    return [f"  excused: {finding.excused}"] if finding.excused else []
+        lines = [f"  now: {way_out(finding)}", f"  chart author: {author_fix(finding)}"]
+        if finding.code != "UG903":
+            each = f" (one entry per place: {places})" if places > 1 else ""
+            lines.append(f"  accept: {accept_entry(finding, chart_version)}{each}")
+        return lines
+    return (
+        [f"  {'' if accepted(finding) else 'excused: '}{finding.excused}"]
+        if finding.excused
+        else []
+    )
 
 
-def _group_block(group: Group) -> list[str]:
+def _group_block(group: Group, chart_version: str | None) -> list[str]:
     first = group.first
     crds = len(group.crds)
     head = (
         f"{_label(first)} {first.code} {first.rule}, {group.count} times in {crds}"
         f" CRD{'' if crds == 1 else 's'}: {first.message}"
     )
-    return [head, f"  at {group.places_line()}", *_tail(first)]
+    return [head, f"  at {group.places_line()}", *_tail(first, chart_version, group.count)]
 
 
-def _single_block(finding: Finding) -> list[str]:
-    return [finding_line(finding), *_evidence_lines(finding), *_tail(finding)]
+def _single_block(finding: Finding, chart_version: str | None) -> list[str]:
+    return [finding_line(finding), *_evidence_lines(finding), *_tail(finding, chart_version)]
 
 
-def _blocks(outcome: Outcome) -> list[tuple[list[str], tuple[Finding, ...]]]:
+def _blocks(
+    outcome: Outcome, chart_version: str | None
+) -> list[tuple[list[str], tuple[Finding, ...]]]:
     """Each block's lines and the findings it tells: refusals first (repeated changes, then
     the rest in their order), then the findings that do not refuse, grouped the same way."""
     groups, singles = grouping.grouped(outcome.findings)
     blocks: list[tuple[list[str], tuple[Finding, ...]]] = []
     for refusing in (True, False):
-        blocks += [(_group_block(g), g.findings) for g in groups if g.first.refuses is refusing]
-        blocks += [(_single_block(f), (f,)) for f in singles if f.refuses is refusing]
+        blocks += [
+            (_group_block(g, chart_version), g.findings)
+            for g in groups
+            if g.first.refuses is refusing
+        ]
+        blocks += [
+            (_single_block(f, chart_version), (f,)) for f in singles if f.refuses is refusing
+        ]
     return blocks
 
 
 def render(
-    outcome: Outcome, phase: str, checked: int, footer: str = "", limit: int = LOG_LIMIT
+    outcome: Outcome,
+    phase: str,
+    checked: int,
+    footer: str = "",
+    limit: int = LOG_LIMIT,
+    chart_version: str | None = None,
 ) -> str:
     """The report, at most ``limit`` bytes unless its first block alone is longer (a block
-    is never cut: its paths stay whole)."""
+    is never cut: its paths stay whole). With refusals, the line after the verdict says how
+    to read their ways out."""
     lines = [verdict_line(outcome, phase, checked)]
-    blocks = _blocks(outcome)
+    if not outcome.safe:
+        lines.append(_LEGEND)
+    blocks = _blocks(outcome, chart_version)
     ending = [footer] if footer else []
     used = _size(lines) + _size(ending)
     for index, (block, _) in enumerate(blocks):

@@ -4,6 +4,7 @@ documents and the policy's `rules:` overrides."""
 from __future__ import annotations
 
 from upgrade_guard.rules import (
+    acceptance_unused,
     already_applied,
     bound_tightened,
     break_within_version,
@@ -103,6 +104,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
             combinator_changed.RULE,
             unclassified_change.RULE,
             declared_break_unused.RULE,
+            acceptance_unused.RULE,
             schema_version_missing.RULE,
             schema_versions_disagree.RULE,
             schema_digest_stale.RULE,

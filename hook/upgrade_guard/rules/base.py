@@ -44,9 +44,11 @@ class Rule:
     # How validation ratcheting (Kubernetes 1.30+) treats its findings, for the docs' rule
     # tables: "yes", or why not; empty where it does not apply.
     ratcheting: str = ""
-    # What to do about a refusal, as the hook's report says it; empty: declare it or keep
-    # the live schema.
+    # What the person running helm can do now about a refusal, and what the chart's authors
+    # should change, as the hook's report says them; empty: the schema finding's (set the
+    # field on the objects named, or accept it; declare it or keep the live schema).
     way_out: str = ""
+    author: str = ""
     # Whether a declared break can excuse its findings: those of the schema comparison can;
     # verify-history's, the hook's and the lifecycle's checks have ways out of their own.
     excusable: ClassVar[bool] = True

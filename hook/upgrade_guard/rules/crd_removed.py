@@ -20,5 +20,9 @@ RULE = EngineRule(
     severity=Severity.ERROR,
     summary="A CRD that is live is missing from the new set.",
     doc=__doc__ or "",
-    way_out="keep the CRD in the chart, or delete it and its objects deliberately first",
+    way_out=(
+        "keep the release that applies this CRD (upgrade to a chart that still ships it), or "
+        "back up and delete its objects deliberately, then accept it"
+    ),
+    author="keep the CRD in the chart, or give it helm.sh/resource-policy: keep",
 )

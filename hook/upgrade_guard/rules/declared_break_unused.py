@@ -24,8 +24,6 @@ RULE = EngineRule(
     severity=Severity.ERROR,
     summary="A declared break in the policy matches no finding.",
     doc=__doc__ or "",
-    way_out=(
-        "the chart's policy declares a break this upgrade does not match: the chart's authors"
-        " remove it or scope it with schema-version: N (the release it ships with)"
-    ),
+    way_out="accept it: the break is the chart's policy's, not yours",
+    author="remove the break, or scope it with schema-version: N (the release it ships with)",
 )

@@ -46,7 +46,7 @@ def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
                 new=dict(wanted),
                 notes=(
                     pairing.pin(),
-                    "author: pair the chart's counters with the images it deploys in"
+                    "chart author: pair the chart's counters with the images it deploys in"
                     f" {pairing.table.source}",
                 ),
             ),
@@ -60,8 +60,6 @@ RULE = HookCheck(
     summary="The controller image does not compile the counters this chart declares.",
     doc=__doc__ or "",
     check=check,
-    way_out=(
-        "deploy the image that goes with this chart (helm upgrade --reset-then-reuse-values,"
-        " or set the image tag), or install the chart that goes with this image"
-    ),
+    way_out="deploy the image the chart's table pairs with this chart (--set SLOT.tag=TAG)",
+    author="pair the chart's counters with the images it deploys in the image table",
 )

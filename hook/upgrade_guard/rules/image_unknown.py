@@ -32,7 +32,7 @@ def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
                 f"{pairing.slot}: the values deploy {image}, which the chart's image table"
                 f" ({source}) does not list; {pairing.hint}",
                 new=image,
-                notes=(pairing.pin(), f"author: add {image} to {source}"),
+                notes=(pairing.pin(), f"chart author: add {image} to {source}"),
             ),
         )
 
@@ -44,5 +44,6 @@ RULE = HookCheck(
     summary="The controller image the values deploy is not in the chart's image table.",
     doc=__doc__ or "",
     check=check,
-    way_out="deploy the image that goes with this chart, or add the image to the chart's table",
+    way_out="deploy the image the chart's table pairs with this chart (--set SLOT.tag=TAG)",
+    author="add every released image's tag or digest to the chart's image table",
 )

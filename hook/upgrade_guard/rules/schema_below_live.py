@@ -47,7 +47,9 @@ RULE = HookCheck(
     doc=__doc__ or "",
     check=check,
     way_out=(
-        "roll forward to a release at this schema version or newer; a rollback would prune"
-        " or refuse what the newer release stored"
+        "roll forward to a release at this schema version or newer, or roll back to the "
+        "revision still deployed (helm history RELEASE); a rollback below would prune or "
+        "refuse what the newer release stored"
     ),
+    author="nothing: the cluster holds a newer release's schema",
 )

@@ -42,5 +42,6 @@ RULE = HookCheck(
     summary="A live CRD carries the chart's schema version with another spec.",
     doc=__doc__ or "",
     check=check,
-    way_out="bump crd-schema-version in the chart (upgrade-guard stamp --schema-version N)",
+    way_out="stay on the deployed release and report it to the chart's authors",
+    author="bump crd-schema-version in the chart (upgrade-guard stamp --schema-version N)",
 )

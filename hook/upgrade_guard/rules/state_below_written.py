@@ -51,7 +51,8 @@ RULE = HookCheck(
     doc=__doc__ or "",
     check=check,
     way_out=(
-        "roll forward to a release that reads this state, or restore the objects named from"
-        " a backup taken before the newer release"
+        "roll forward to a release that reads this state, or restore the objects named from a"
+        " backup taken before the newer release"
     ),
+    author="nothing: the cluster holds a newer release's state",
 )

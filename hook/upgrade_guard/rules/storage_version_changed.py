@@ -69,5 +69,6 @@ RULE = CrdRule(
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"versions"}),
-    way_out="serve the new version for one release before making it the storage version",
+    way_out="upgrade first to a chart version that serves the new version as not yet storage",
+    author="serve the new version for one release before making it the storage version",
 )

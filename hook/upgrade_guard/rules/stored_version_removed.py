@@ -42,7 +42,8 @@ RULE = CrdRule(
     doc=__doc__ or "",
     handles=frozenset({"versions"}),
     way_out=(
-        "migrate storage first: rewrite every object at the storage version, remove the old"
-        " version from status.storedVersions, then drop it from the chart"
+        "migrate storage: rewrite every object at the storage version, remove the old version"
+        " from status.storedVersions, then upgrade again"
     ),
+    author="keep serving the stored version until every object is migrated",
 )
