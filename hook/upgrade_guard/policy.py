@@ -59,6 +59,8 @@ from upgrade_guard.crd import canonical_number as canonical_number
 from upgrade_guard.findings import Finding, Severity
 from upgrade_guard.lifecycle import settings as lifecycle_settings
 from upgrade_guard.policy_schema import policy_schema
+from upgrade_guard.subjects import Counter as Counter
+from upgrade_guard.subjects import Restart as Restart
 
 _SEVERITY_WORDS: dict[str, Severity | None] = {
     "error": Severity.ERROR,
@@ -126,26 +128,6 @@ class DeclaredBreak:
             old, new = (_canonical_json(value) for value in self.change)
             group = f" changing {old} -> {new}"
         return f"{self.code} on {self.crd}{version}{where}{group}{shipped}"
-
-
-@dataclass(frozen=True)
-class Restart:
-    """A rollback of crd-schema-version admitted for exactly one baseline tree."""
-
-    schema_version: int
-    digests: Mapping[str, str]
-    reason: str
-
-
-@dataclass(frozen=True)
-class Counter:
-    """A contract counter stamped on every CRD as an annotation, and the rule it follows."""
-
-    name: str
-    rule: str  # one of COUNTER_RULES
-    annotation: str
-    files: tuple[str, ...] = ()
-    paired_with_image: bool = False
 
 
 @dataclass(frozen=True)

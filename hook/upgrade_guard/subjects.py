@@ -1,17 +1,21 @@
-"""What the hook's checks compare: the chart against the cluster, typed, built by the layers
-above (the command reads, ``counters.live`` makes sense of the reads) and read by the rules."""
+"""What the hook's and verify-history's checks compare, typed: built by the layers above
+(the commands read, ``counters`` makes sense of the reads) and read by the rules."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from upgrade_guard.crd import (
     CONTROLLER_STATE_VERSION,
     DEFAULT_ANNOTATION_PREFIX,
     SCHEMA_VERSION,
     Crd,
+    annotations_of,
+    stamped_number,
 )
+from upgrade_guard.findings import Change
 from upgrade_guard.images import ImageTable, SlotPairing
 
 
@@ -71,3 +75,171 @@ class HookSubject:
             (name, self.chart[name], self.live[name])
             for name in sorted(self.chart.keys() & self.live.keys())
         ]
+
+
+@dataclass(frozen=True)
+class Restart:
+    """A rollback of crd-schema-version admitted for exactly one baseline tree."""
+
+    schema_version: int
+    digests: Mapping[str, str]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Counter:
+    """A contract counter stamped on every CRD as an annotation, and the rule it follows."""
+
+    name: str
+    rule: str  # one of COUNTER_RULES
+    annotation: str
+    files: tuple[str, ...] = ()
+    paired_with_image: bool = False
+
+
+@dataclass(frozen=True)
+class Side:
+    """One tree's CRDs, and the digest of each equal-when-unchanged counter's files."""
+
+    label: str
+    crds: Mapping[str, Crd]
+    file_digests: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Stamped:
+    """What a set of CRDs carries under one annotation: each canonical value with the CRDs
+    carrying it, and the CRDs that carry none (or a non-canonical one, given as carried)."""
+
+    values: Mapping[int, list[str]]
+    missing: list[tuple[str, object]]
+
+    @property
+    def value(self) -> int | None:
+        """The value the CRDs agree on (the highest where they do not)."""
+        return max(self.values) if self.values else None
+
+    def missing_changes(self, key: str, fix: str) -> list[tuple[str, Change]]:
+        """Each candidate CRD without a canonical value, and how to fix it."""
+        changes = []
+        for name, carried in self.missing:
+            what = "no" if carried is None else f"the non-canonical {carried!r} as"
+            message = (
+                f"candidate carries {what} {key}"
+                f' (a canonical positive decimal string such as "1"; {fix})'
+            )
+            changes.append((name, Change(None, message, new=carried)))
+        return changes
+
+    def disagreement(self, key: str) -> Change | None:
+        """The candidate CRDs carrying different values, when they do."""
+        if len(self.values) < 2:
+            return None
+        spread = "; ".join(f"{v}: {', '.join(names)}" for v, names in sorted(self.values.items()))
+        return Change(
+            None,
+            f"candidate CRDs carry different {key} values ({spread}); all must agree",
+            new=sorted(self.values),
+        )
+
+
+def stamped(crds: Mapping[str, Crd], key: str) -> Stamped:
+    values: dict[int, list[str]] = {}
+    missing: list[tuple[str, object]] = []
+    for name, crd in sorted(crds.items()):
+        number = stamped_number(crd, key)
+        if number is None:
+            missing.append((name, annotations_of(crd).get(key)))
+        else:
+            values.setdefault(number, []).append(name)
+    return Stamped(values, missing)
+
+
+def digest_changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[str, ...]:
+    """The CRDs added, removed and changed between two maps of name to spec digest."""
+    changes = [f"{name} added" for name in sorted(after.keys() - before.keys())]
+    changes += [f"{name} removed" for name in sorted(before.keys() - after.keys())]
+    changes += [
+        f"{name} changed"
+        for name in sorted(before.keys() & after.keys())
+        if before[name] != after[name]
+    ]
+    return tuple(changes)
+
+
+@dataclass(frozen=True)
+class HistorySubject:
+    """A candidate tree against its baseline (verify-history): both sides, the digest of each
+    CRD's normalized spec on each, the annotations of the schema version and digest and the
+    counters in play as the policy names them, its restart records, and ``stamp``: the
+    command that stamps the CRDs, for the messages."""
+
+    baseline: Side
+    candidate: Side
+    before_digests: Mapping[str, str]
+    after_digests: Mapping[str, str]
+    version_key: str
+    digest_key: str
+    counters: tuple[Counter, ...]
+    restarts: tuple[Restart, ...]
+    stamp: str
+
+    @cached_property
+    def after(self) -> int | None:
+        return stamped(self.candidate.crds, self.version_key).value
+
+    @cached_property
+    def baseline_versions(self) -> list[int]:
+        found = (stamped_number(c, self.version_key) for c in self.baseline.crds.values())
+        return sorted({n for n in found if n})
+
+    @property
+    def before(self) -> int | None:
+        return self.baseline_versions[-1] if self.baseline_versions else None
+
+    @cached_property
+    def regenerated(self) -> bool:
+        """Whether no candidate CRD carries the schema version or digest (a code generator
+        rewrote them all); one finding then says so, instead of two per CRD."""
+        keys = (self.version_key, self.digest_key)
+        crds = self.candidate.crds.values()
+        return bool(crds) and not any(key in annotations_of(c) for c in crds for key in keys)
+
+    @cached_property
+    def changes(self) -> tuple[str, ...]:
+        return digest_changes(self.before_digests, self.after_digests)
+
+    @cached_property
+    def restart(self) -> tuple[Restart | None, str]:
+        """The restart record admitting a rollback from the baseline's schema version, or
+        why there is none."""
+        version = self.before
+        candidates = [r for r in self.restarts if r.schema_version == version]
+        if not candidates:
+            return None, f"no restart record names schema version {version}"
+        baseline = self.before_digests
+        problems: list[str] = []
+        for record in candidates:
+            if dict(record.digests) == dict(baseline):
+                return record, ""
+            wrong = sorted(n for n in baseline if record.digests.get(n) != baseline[n])
+            extra = sorted(record.digests.keys() - baseline.keys())
+            detail = []
+            if wrong:
+                detail.append("differs for " + ", ".join(wrong))
+            if extra:
+                detail.append("names CRDs the baseline lacks: " + ", ".join(extra))
+            problems.append("; ".join(detail))
+        return None, (
+            f"the restart record for schema version {version} is for another tree"
+            f" ({' / '.join(problems)})"
+        )
+
+    def rolled_back(self) -> bool:
+        return self.before is not None and self.after is not None and self.after < self.before
+
+    def files_changed(self, counter: Counter) -> bool | None:
+        if counter.rule != "equal-when-unchanged":
+            return None
+        name = counter.name
+        return self.baseline.file_digests.get(name) != self.candidate.file_digests.get(name)

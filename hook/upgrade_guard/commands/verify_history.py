@@ -9,10 +9,11 @@ import typer
 
 from upgrade_guard.commands import options
 from upgrade_guard.counters import digest
-from upgrade_guard.counters.history import Side, verify_history
+from upgrade_guard.counters.history import verify_history
 from upgrade_guard.load import git_tree, locations
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.policy import Policy
+from upgrade_guard.subjects import Side
 
 REQUIRE_EXPLICIT_BASELINE_ENV = "UPGRADE_GUARD_REQUIRE_EXPLICIT_BASELINE"
 BASELINE_REF_ENV = "UPGRADE_GUARD_BASELINE_REF"

@@ -17,7 +17,7 @@ from upgrade_guard import schema
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
-from upgrade_guard.subjects import HookSubject
+from upgrade_guard.subjects import HistorySubject, HookSubject
 
 # Where a finding is about the release as a whole rather than one CRD.
 ALL_CRDS = "(all CRDs)"
@@ -103,8 +103,10 @@ class EngineRule(Rule):
 @dataclass(frozen=True, kw_only=True)
 class HistoryCheck(Rule):
     """A check verify-history makes of the schema version and the other counters between a
-    baseline commit and the candidate; its docstring says what it refuses."""
+    baseline commit and the candidate; ``check`` yields each change with the CRD it is about
+    (``ALL_CRDS`` for the tree as a whole)."""
 
+    check: Callable[[HistorySubject], Iterable[tuple[str, Change]]]
     excusable: ClassVar[bool] = False
 
 

@@ -11,8 +11,23 @@ Allowed: the counter kept equal until its files change.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HistoryCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
+from upgrade_guard.subjects import HistorySubject, stamped
+
+
+def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+    for counter in subject.counters:
+        before = stamped(subject.baseline.crds, counter.annotation).value
+        after = stamped(subject.candidate.crds, counter.annotation).value
+        if before is None or after is None:
+            continue
+        if subject.files_changed(counter) is False and after != before:
+            message = f"{counter.name} moved from {before} to {after} but its files did not change"
+            yield ALL_CRDS, Change(None, message, before, after)
+
 
 RULE = HistoryCheck(
     code="UG711",
@@ -20,4 +35,5 @@ RULE = HistoryCheck(
     severity=Severity.ERROR,
     summary="A counter moved but its files did not change.",
     doc=__doc__ or "",
+    check=check,
 )

@@ -12,8 +12,26 @@ Allowed: the counter raised in the commit that changes its files.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HistoryCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
+from upgrade_guard.subjects import HistorySubject, stamped
+
+
+def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+    for counter in subject.counters:
+        before = stamped(subject.baseline.crds, counter.annotation).value
+        after = stamped(subject.candidate.crds, counter.annotation).value
+        if before is None or after is None:
+            continue
+        if subject.files_changed(counter) is True and after <= before:
+            message = (
+                f"the files of {counter.name} changed but it stayed at {after}"
+                f" (must be above {before})"
+            )
+            yield ALL_CRDS, Change(None, message, before, after)
+
 
 RULE = HistoryCheck(
     code="UG710",
@@ -21,4 +39,5 @@ RULE = HistoryCheck(
     severity=Severity.ERROR,
     summary="A counter's files changed but it did not rise.",
     doc=__doc__ or "",
+    check=check,
 )

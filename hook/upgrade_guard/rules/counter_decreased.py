@@ -12,8 +12,23 @@ Allowed: the counter kept or raised.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HistoryCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
+from upgrade_guard.subjects import HistorySubject, stamped
+
+
+def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+    for counter in subject.counters:
+        before = stamped(subject.baseline.crds, counter.annotation).value
+        after = stamped(subject.candidate.crds, counter.annotation).value
+        if before is None or after is None:
+            continue
+        if counter.rule == "monotonic" and after < before:
+            message = f"{counter.name} went down from {before} to {after}; it is monotonic"
+            yield ALL_CRDS, Change(None, message, before, after)
+
 
 RULE = HistoryCheck(
     code="UG709",
@@ -21,4 +36,5 @@ RULE = HistoryCheck(
     severity=Severity.ERROR,
     summary="A monotonic counter went down.",
     doc=__doc__ or "",
+    check=check,
 )

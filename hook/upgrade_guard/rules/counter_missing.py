@@ -13,8 +13,21 @@ Allowed: the same canonical value on every CRD (`upgrade-guard stamp DIR --count
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HistoryCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
+from upgrade_guard.subjects import HistorySubject, stamped
+
+
+def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+    for counter in subject.counters:
+        found = stamped(subject.candidate.crds, counter.annotation)
+        yield from found.missing_changes(counter.annotation, "run upgrade-guard stamp")
+        disagreement = found.disagreement(counter.annotation)
+        if disagreement is not None:
+            yield ALL_CRDS, disagreement
+
 
 RULE = HistoryCheck(
     code="UG708",
@@ -22,4 +35,5 @@ RULE = HistoryCheck(
     severity=Severity.ERROR,
     summary="A counter is missing, not canonical, or differs between CRDs.",
     doc=__doc__ or "",
+    check=check,
 )

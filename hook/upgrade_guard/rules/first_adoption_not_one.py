@@ -11,8 +11,28 @@ Allowed: schema version 1 on the first stamped commit.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HistoryCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
+from upgrade_guard.subjects import HistorySubject
+
+
+def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+    after = subject.after
+    if after is not None and subject.before is None and after != 1:
+        what = "has no CRDs" if not subject.baseline.crds else "carries no schema versions"
+        yield (
+            ALL_CRDS,
+            Change(
+                None,
+                f"the baseline {what}, so this is a first adoption: the schema version must be 1,"
+                f" not {after}: run `{subject.stamp} --schema-version 1`",
+                None,
+                after,
+            ),
+        )
+
 
 RULE = HistoryCheck(
     code="UG707",
@@ -20,4 +40,5 @@ RULE = HistoryCheck(
     severity=Severity.ERROR,
     summary="A first adoption must start at schema version 1.",
     doc=__doc__ or "",
+    check=check,
 )

@@ -12,8 +12,27 @@ Allowed: the baseline's version kept until the schema changes.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HistoryCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
+from upgrade_guard.subjects import HistorySubject
+
+
+def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+    before, after = subject.before, subject.after
+    if before is not None and after is not None and after > before and not subject.changes:
+        yield (
+            ALL_CRDS,
+            Change(
+                None,
+                f"the schema version moved from {before} to {after} but no normalized spec"
+                f" changed; keep it at {before}: run `{subject.stamp} --schema-version {before}`",
+                before,
+                after,
+            ),
+        )
+
 
 RULE = HistoryCheck(
     code="UG705",
@@ -21,4 +40,5 @@ RULE = HistoryCheck(
     severity=Severity.ERROR,
     summary="The schema version moved but the schema did not.",
     doc=__doc__ or "",
+    check=check,
 )

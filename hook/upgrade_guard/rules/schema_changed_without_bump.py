@@ -13,8 +13,28 @@ Allowed: the version raised by one with the change (`upgrade-guard stamp DIR
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HistoryCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
+from upgrade_guard.subjects import HistorySubject
+
+
+def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+    before, after = subject.before, subject.after
+    if before is not None and after == before and subject.changes:
+        yield (
+            ALL_CRDS,
+            Change(
+                None,
+                f"the schema changed ({'; '.join(subject.changes)}) but the schema version"
+                f" stayed at {after}; raise it to {before + 1}:"
+                f" run `{subject.stamp} --schema-version {before + 1}`",
+                before,
+                after,
+            ),
+        )
+
 
 RULE = HistoryCheck(
     code="UG704",
@@ -22,4 +42,5 @@ RULE = HistoryCheck(
     severity=Severity.ERROR,
     summary="The schema changed but its version did not rise.",
     doc=__doc__ or "",
+    check=check,
 )

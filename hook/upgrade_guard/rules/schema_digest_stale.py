@@ -13,8 +13,32 @@ descriptions, titles and examples do not change it.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
+from collections.abc import Iterator
+
+from upgrade_guard.crd import annotations_of
+from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import HistoryCheck
+from upgrade_guard.subjects import HistorySubject
+
+
+def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+    if subject.regenerated:
+        return
+    key = subject.digest_key
+    for name, crd in sorted(subject.candidate.crds.items()):
+        carried, spec = annotations_of(crd).get(key), subject.after_digests[name]
+        if carried != spec:
+            yield (
+                name,
+                Change(
+                    None,
+                    f"{key} is {carried or 'missing'}, but the spec's digest is {spec}"
+                    f" (run `{subject.stamp} --bump`)",
+                    carried,
+                    spec,
+                ),
+            )
+
 
 RULE = HistoryCheck(
     code="UG703",
@@ -22,4 +46,5 @@ RULE = HistoryCheck(
     severity=Severity.ERROR,
     summary="A CRD's crd-schema-digest is not the digest of its spec.",
     doc=__doc__ or "",
+    check=check,
 )

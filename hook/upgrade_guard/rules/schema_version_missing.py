@@ -13,8 +13,29 @@ every CRD.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HistoryCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
+from upgrade_guard.subjects import HistorySubject, stamped
+
+
+def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+    keys, bump = (subject.version_key, subject.digest_key), f"{subject.stamp} --bump"
+    if subject.regenerated:
+        count = len(subject.candidate.crds)
+        yield (
+            ALL_CRDS,
+            Change(
+                None,
+                f"none of the {count} CRD{'s' if count != 1 else ''} carries {keys[0]} or {keys[1]}"
+                f" (regenerated and not stamped?): run `{bump}`",
+            ),
+        )
+        return
+    found = stamped(subject.candidate.crds, subject.version_key)
+    yield from found.missing_changes(subject.version_key, f"run `{bump}`")
+
 
 RULE = HistoryCheck(
     code="UG701",
@@ -22,4 +43,5 @@ RULE = HistoryCheck(
     severity=Severity.ERROR,
     summary="A CRD lacks a canonical crd-schema-version.",
     doc=__doc__ or "",
+    check=check,
 )

@@ -14,8 +14,27 @@ then excused by it.
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HistoryCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
+from upgrade_guard.subjects import HistorySubject
+
+
+def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+    restart, problem = subject.restart
+    if subject.rolled_back() and restart is None:
+        yield (
+            ALL_CRDS,
+            Change(
+                None,
+                f"the schema version went down from {subject.before} to {subject.after}:"
+                f" a rollback, and {problem}",
+                subject.before,
+                subject.after,
+            ),
+        )
+
 
 RULE = HistoryCheck(
     code="UG706",
@@ -23,4 +42,5 @@ RULE = HistoryCheck(
     severity=Severity.ERROR,
     summary="The schema version went down without a restart.",
     doc=__doc__ or "",
+    check=check,
 )

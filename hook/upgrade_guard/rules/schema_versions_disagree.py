@@ -11,8 +11,20 @@ Allowed: every CRD at the same version (`upgrade-guard stamp DIR` stamps them al
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import HistoryCheck
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
+from upgrade_guard.subjects import HistorySubject, stamped
+
+
+def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+    disagreement = stamped(subject.candidate.crds, subject.version_key).disagreement(
+        subject.version_key
+    )
+    if disagreement is not None and not subject.regenerated:
+        yield ALL_CRDS, disagreement
+
 
 RULE = HistoryCheck(
     code="UG702",
@@ -20,4 +32,5 @@ RULE = HistoryCheck(
     severity=Severity.ERROR,
     summary="The CRDs carry different schema versions.",
     doc=__doc__ or "",
+    check=check,
 )
