@@ -297,9 +297,17 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "port": {"x-kubernetes-int-or-string": True},
                 "port2": {"x-kubernetes-int-or-string": True},
                 "port3": INT,
+                "port4": STR,
             }
         ),
-        new=root_schema({"port": INT, "port2": STR, "port3": {"x-kubernetes-int-or-string": True}}),
+        new=root_schema(
+            {
+                "port": INT,
+                "port2": STR,
+                "port3": {"x-kubernetes-int-or-string": True},
+                "port4": {"x-kubernetes-int-or-string": True, "anyOf": [INT, STR]},
+            }
+        ),
         claims=(
             c(
                 "ug206-int-or-string-to-integer",
@@ -320,6 +328,14 @@ SCENARIOS: tuple[Scenario, ...] = (
                 "spec.port3",
                 {"port3": 8080},
                 ("UG206", "UG204"),
+                expect=(),
+            ),
+            c(
+                # the anyOf controller-gen writes beside the extension restates it
+                "ug206-int-or-string-added-with-its-any-of",
+                "spec.port4",
+                {"port4": "http"},
+                ("UG206", "UG204", "UG218"),
                 expect=(),
             ),
         ),

@@ -327,7 +327,20 @@ EXTENSIONS = [
     ),
 ]
 
+IOS = {"x-kubernetes-int-or-string": True}
 COMBINATORS = [
+    case(
+        STR,
+        {**IOS, "anyOf": [INT, STR]},
+        set(),
+        "string to int-or-string with the anyOf that restates it: not flagged",
+    ),
+    case(
+        {**IOS, "anyOf": [INT, STR]},
+        {**IOS, "anyOf": [INT, {**STR, "pattern": "^[a-z]+$"}]},
+        {("UG218", F)},
+        "a pattern inside the int-or-string anyOf: flagged",
+    ),
     case(
         obj(a=STR, b=STR),
         {**obj(a=STR, b=STR), "oneOf": [{"required": ["a"]}, {"required": ["b"]}]},

@@ -8,7 +8,8 @@ Why it matters: stored values may fail the new combination: they can no longer b
 they are, and before Kubernetes 1.30 every update of such an object fails; from 1.30 the
 updates that change the value the keyword sits on.
 
-Allowed: the keyword removed, or only descriptions inside it changed.
+Allowed: the keyword removed, or only descriptions inside it changed; the anyOf of integer
+and string that an x-kubernetes-int-or-string node may carry, which adds nothing to it.
 """
 
 from __future__ import annotations
@@ -20,11 +21,24 @@ from upgrade_guard import schema
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import PropertyRule
 
+# The anyOf an x-kubernetes-int-or-string node may carry (controller-gen writes it): it
+# says what the extension says and constrains nothing more.
+_INT_OR_STRING_BRANCHES = (
+    [{"type": "integer"}, {"type": "string"}],
+    [{"type": "string"}, {"type": "integer"}],
+)
+
 
 def _combinators(node: schema.Node) -> dict[str, Any]:
-    """node's allOf, anyOf, oneOf and not, without documentation at any depth."""
-    kept = {keyword: node[keyword] for keyword in schema.JUNCTORS if keyword in node}
-    return dict(schema.without_documentation(kept))
+    """node's allOf, anyOf, oneOf and not, without documentation at any depth, less the
+    anyOf that only restates x-kubernetes-int-or-string."""
+    written = {keyword: node[keyword] for keyword in schema.JUNCTORS if keyword in node}
+    kept = dict(schema.without_documentation(written))
+    if node.get("x-kubernetes-int-or-string") is True and any(
+        schema.same_value(kept.get("anyOf"), branches) for branches in _INT_OR_STRING_BRANCHES
+    ):
+        del kept["anyOf"]
+    return kept
 
 
 def compare(at: schema.Location) -> Iterator[Change]:
