@@ -203,7 +203,7 @@ def test_stored_version_dropped(cluster: Cluster, namespace: str, tmp_path: Path
     account = guard_account(cluster, namespace, [kept])
     run = run_hook(account, [dropped], tmp_path)
     assert run.code == 1 and "UG104" in run.codes(), run
-    assert "migrate storage first" in run.stdout, run
+    assert "now: migrate storage: rewrite every object" in run.stdout, run
     assert "UG104" not in run_hook(account, [kept], tmp_path).codes(), run
 
 
