@@ -31,6 +31,7 @@ import json
 import subprocess
 import sys
 import tempfile
+import tomllib
 from pathlib import Path
 
 import yaml
@@ -38,23 +39,14 @@ import yaml
 from testenv import ControlPlane, find_binaries
 
 REPO = Path(__file__).resolve().parents[1]
-LAYERS = [
-    "findings",
-    "crd schema",
-    "images",
-    "lifecycle subjects topics",
-    "rules",
-    "policy",
-    "judging",
-    "engine",
-    "counters",
-    "load validation",
-    "diffing",
-    "report cluster write",
-    "commands",
-    "cli",
-]
-RANK = {part: rank for rank, layer in enumerate(LAYERS) for part in layer.split()}
+# The layer order of pyproject.toml's contract, lowest first.
+_CONTRACTS = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]
+_LAYERS = next(c for c in _CONTRACTS["contracts"] if c["type"] == "layers")["layers"]
+RANK = {
+    name.strip().removeprefix("upgrade_guard."): rank
+    for rank, layer in enumerate(reversed(_LAYERS))
+    for name in layer.split("|")
+}
 
 # Runs in the child: the profiler, then the hook's command line.
 _TRACED = """
