@@ -67,6 +67,17 @@ def _created(key: str, node: dict[str, Any], value: Any, refused: bool, why: str
     return Regression(key, schema, schema, {"f": value}, "CREATE under old", refused, why)
 
 
+_OBJECT_SET = {
+    "type": "array",
+    "x-kubernetes-list-type": "set",
+    "items": {
+        "type": "object",
+        "x-kubernetes-map-type": "atomic",
+        "properties": {"a": {"type": "number"}},
+    },
+}
+_NUMBER_SET = {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "number"}}
+
 _VALUE_SEMANTICS = (
     _created(
         "re2-dollar-before-final-newline",
@@ -186,6 +197,30 @@ _VALUE_SEMANTICS = (
         1e16,
         True,
         "a float64 beyond 2^53 is no JSON integer",
+    ),
+    _created(
+        "set-objects-one-when-marshaled",
+        _OBJECT_SET,
+        [{"a": 1}, {"a": 1.0}],
+        True,
+        "set items that are objects compare as Go's json.Marshal writes them: 1.0 as 1",
+    ),
+    _created(
+        "set-objects-distinct",
+        _OBJECT_SET,
+        [{"a": 1}, {"a": 2}],
+        False,
+        "the allowed side of the row above",
+    ),
+    _created(
+        "set-scalars-int-and-float",
+        _NUMBER_SET,
+        [1, 1.0],
+        False,
+        "scalar set items compare as Go values: an int64 and a float64 differ",
+    ),
+    _created(
+        "set-scalars-repeated", _NUMBER_SET, [1, 1], True, "the refused side of the row above"
     ),
 )
 

@@ -11,7 +11,7 @@ import pytest
 
 from upgrade_guard import schema
 from upgrade_guard.load.crd_validation import default_problem
-from upgrade_guard.validation import regexes, values
+from upgrade_guard.validation import correlation, regexes, values
 
 
 @pytest.mark.parametrize(
@@ -163,3 +163,29 @@ def test_defaults_are_checked_by_the_same_semantics(
     node: dict[str, Any], default: Any, refused: bool
 ) -> None:
     assert (default_problem(default, node) is not None) is refused
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "one"),
+    [({"a": 1.0}, {"a": 1}, True), ({"a": 1.5}, {"a": 1}, False), ([1e21], [10**21], False)],
+)
+def test_compound_values_compare_as_go_marshals_them(a: Any, b: Any, one: bool) -> None:
+    assert (values.canonical(a) == values.canonical(b)) is one
+
+
+@pytest.mark.parametrize(
+    ("keys", "a", "b", "paired"),
+    [
+        (["k"], {"k": 1}, {"k": 1}, True),
+        (["k"], {"k": 1}, {"k": 1.0}, False),  # one key: the Go value, int64 or float64
+        (["k"], {}, {}, False),  # an item without its key pairs with nothing
+        (["k"], {"k": {"x": 1}}, {"k": {"x": 1}}, False),  # nor one with a compound key
+        (["k", "n"], {"k": "a", "n": 1.0000001}, {"k": "a", "n": 1.0000002}, True),  # %f
+        (["k", "n"], {"k": "a", "n": 1}, {"k": "a", "n": 1.0}, False),  # %d against %f
+    ],
+)
+def test_map_list_items_pair_by_the_apiservers_keys(
+    keys: list[str], a: Any, b: Any, paired: bool
+) -> None:
+    key_a, key_b = correlation.map_list_key(a, keys), correlation.map_list_key(b, keys)
+    assert (key_a is not None and key_a == key_b) is paired

@@ -8,6 +8,7 @@ not pair at all: such a list ratchets only as a whole.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from upgrade_guard.schema import deep_equal
@@ -15,10 +16,29 @@ from upgrade_guard.schema import deep_equal
 from . import values
 
 
-def map_list_key(item: Any, keys: list[str]) -> tuple[str, ...] | None:
-    if not isinstance(item, dict):
+def map_list_key(item: Any, keys: list[str]) -> Any:
+    """The key the apiserver pairs a map-list item by (``pkg/cel/common/maplist.go``), or
+    None where it pairs none: an item lacking a key or holding a non-scalar one. One key is
+    its value as Go holds it (1 and 1.0 differ); several are printed with %t, %f (six
+    decimals: 1.0000001 and 1.0000002 are one key), %d and %q."""
+    if not isinstance(item, dict) or any(k not in item for k in keys):
         return None
-    return tuple(values.canonical(item.get(k)) if k in item else "\x00" for k in keys)
+    found = [item[k] for k in keys]
+    if not all(isinstance(v, bool | int | float | str) for v in found):
+        return None
+    if len(found) == 1:
+        return values.scalar_key(found[0])
+    return tuple(_printed(v) for v in found)
+
+
+def _printed(value: bool | float | str) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if values.is_int64(value):
+        return str(value)
+    if isinstance(value, int | float):
+        return f"{float(value):f}"
+    return json.dumps(value)
 
 
 def old_map_list_item(schema: values.Schema, old: list[Any], new_item: Any) -> Any:

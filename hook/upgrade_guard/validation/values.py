@@ -151,8 +151,20 @@ def is_multiple(value: float, factor: float) -> bool:
 
 
 def canonical(value: Any) -> str:
-    """Go's json.Marshal of a value, for telling compound values apart (keys sorted)."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    """Go's json.Marshal of a value, for telling compound values apart (keys sorted): it
+    writes a float64 without a fraction below 1e21 as an integer, so ``{"a": 1.0}`` and
+    ``{"a": 1}`` are one value to list-type set uniqueness."""
+    return json.dumps(_marshaled(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _marshaled(value: Any) -> Any:
+    if value.__class__ is float and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    if isinstance(value, dict):
+        return {key: _marshaled(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_marshaled(item) for item in value]
+    return value
 
 
 def scalar_key(value: Any) -> tuple[str, Any]:
