@@ -540,6 +540,16 @@ REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
     ("a default must have its format", _default(
         {"type": "string", "format": "date"}, "x"), True),
     ("a date is a date", _default({"type": "string", "format": "date"}, "2024-01-01"), False),
+    ("a default lacking a required field", _default(
+        {"type": "object", "properties": {"a": S}, "required": ["a"]}, {}), True),
+    ("a default holding it", _default(
+        {"type": "object", "properties": {"a": S}, "required": ["a"]}, {"a": "x"}), False),
+    ("a default failing its anyOf", _default(
+        {"type": "object", "properties": {"a": S, "b": S}, "anyOf": [{"required": ["b"]}]},
+        {"a": "x"}), True),
+    ("a default passing it", _default(
+        {"type": "object", "properties": {"a": S, "b": S}, "anyOf": [{"required": ["b"]}]},
+        {"b": "x"}), False),
 ]  # fmt: skip
 
 

@@ -145,6 +145,10 @@ def test_equality(a: Any, b: Any, deep_equal: bool, same_value: bool) -> None:
     assert schema.same_value(a, b) is same_value
 
 
+STRING = {"type": "string"}
+OBJECT_AB = {"type": "object", "properties": {"a": STRING, "b": STRING}}
+
+
 @pytest.mark.parametrize(
     ("node", "default", "refused"),
     [
@@ -157,6 +161,11 @@ def test_equality(a: Any, b: Any, deep_equal: bool, same_value: bool) -> None:
         ({"type": "string", "format": "date"}, "x", True),
         ({"type": "object", "properties": {"a": {"type": "string"}}}, {"b": "x"}, True),
         ({"type": "object", "properties": {"a": {"type": "string"}}}, {"a": "x"}, False),
+        ({"type": "object", "properties": {"a": STRING}, "required": ["a"]}, {}, True),
+        ({"type": "object", "properties": {"a": STRING}, "required": ["a"]}, {"a": "x"}, False),
+        ({"type": "object", "properties": {"a": {**STRING, "enum": ["y"]}}}, {"a": "x"}, True),
+        ({**OBJECT_AB, "anyOf": [{"required": ["b"]}]}, {"a": "x"}, True),  # junctors too
+        ({**OBJECT_AB, "anyOf": [{"required": ["b"]}]}, {"b": "x"}, False),
     ],
 )
 def test_defaults_are_checked_by_the_same_semantics(

@@ -1024,7 +1024,7 @@ def _check_selectable_fields(fields: list[Any], root: Mapping[str, Any]) -> None
 
 # Defaults ------------------------------------------------------------------------------------
 # The apiserver whose acceptance of a CRD is reproduced (formats by Kubernetes version).
-APISERVER_VERSION = (1, 35)
+_APISERVER_VERSION = (1, 35)
 
 
 def default_problem(value: Any, node: Mapping[str, Any]) -> str | None:
@@ -1034,14 +1034,14 @@ def default_problem(value: Any, node: Mapping[str, Any]) -> str | None:
     unknown = _unknown_fields(value, node, "default")
     if unknown is not None:
         return unknown
-    found = OpenAPIValidator(APISERVER_VERSION, defaults=True).validate(value, node, "")
+    found = OpenAPIValidator(_APISERVER_VERSION, defaults=True).validate(value, node, "")
     if not found:
         return None
     first = found[0]
     where = "default" + (first.path if first.path[:1] in ("", "[") else f".{first.path}")
-    at = _value_at(value, first.path)
     if first.check == "required":
         return f"{where}: Required value"
+    at = _value_at(value, first.path)
     if first.check == "enum":
         supported = ", ".join(
             _show(allowed) for allowed in _node_at(node, first.path).get("enum") or []
