@@ -1,0 +1,342 @@
+"""The guard on a real operator chart: cert-manager's published chart at v1.18.0 and v1.19.0
+(/work/shared/charts/cert-manager, see its SOURCE.txt), adopted by exactly the steps of
+docs/chart-adoption.md (read from that page: the page and this test cannot drift), installed,
+upgraded and rolled back with the real helm against the real apiserver, the guard's Job run
+from the real image under the apiserver's own Pod Security admission (`restricted`).
+
+One control plane serves every scenario in sequence; each prints its command, exit code and
+the guard's first report line."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from testenv import (
+    GUARD_IMAGE,
+    Cluster,
+    Image,
+    JobHandle,
+    JobRunner,
+    KubeError,
+    ToolRunner,
+    wait_for,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+CHARTS = Path(os.environ.get("UPGRADE_GUARD_SHARED", "/work/shared")) / "charts" / "cert-manager"
+ADOPTION = REPO / "docs" / "chart-adoption.md"
+LIBRARY = REPO / "chart-snippets" / "upgrade-guard"
+VENV_BIN = REPO / ".venv" / "bin"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+CRD_NAMES = sorted(
+    f"{plural}.{group}"
+    for group, plurals in {
+        "cert-manager.io": ("certificaterequests", "certificates", "clusterissuers", "issuers"),
+        "acme.cert-manager.io": ("challenges", "orders"),
+    }.items()
+    for plural in plurals
+)
+GUARD_VALUES = (
+    "--set", f"upgrade-guard.image.repository={GUARD_IMAGE.split(':')[0]}",
+    "--set", f"upgrade-guard.image.tag={GUARD_IMAGE.split(':')[1]}",
+)  # fmt: skip
+# The test cluster runs no cert-manager controller: its post-install API check would wait.
+BASE_VALUES = (*GUARD_VALUES, "--set", "startupapicheck.enabled=false")
+RESTRICTED = "pod-security.kubernetes.io/enforce"
+
+pytestmark = pytest.mark.skipif(
+    not CHARTS.is_dir(), reason=f"cert-manager's charts are not at {CHARTS}"
+)
+
+
+def show(result: subprocess.CompletedProcess[str]) -> str:
+    return f"exit {result.returncode}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
+
+
+# ---------------------------------------------------------------- adoption, from the docs
+
+
+def adoption_steps() -> list[tuple[str, str]]:
+    """The fenced blocks of the page's "Adopt the guard" section: (language, text)."""
+    text = ADOPTION.read_text()
+    section = text.split("## Adopt the guard in six steps\n", 1)[1].split("\n## ", 1)[0]
+    return [
+        (language, re.sub(r"(?m)^   ", "", body))
+        for language, body in re.findall(r"```(\w+)\n(.*?)```", section, re.S)
+    ]
+
+
+def _merge(target: dict[str, Any], addition: dict[str, Any]) -> None:
+    for key, value in addition.items():
+        if isinstance(value, dict) and isinstance(target.get(key), dict):
+            _merge(target[key], value)
+        elif isinstance(value, list) and isinstance(target.get(key), list):
+            target[key].extend(value)
+        else:
+            target[key] = value
+
+
+def _allow_library_values(schema_file: Path, line: str) -> None:
+    """Step 2: the line, beside the top-level properties (behind a top-level $ref)."""
+    schema = json.loads(schema_file.read_text())
+    top = schema
+    reference = schema.get("$ref", "")
+    if reference.startswith("#/"):
+        for part in reference[2:].split("/"):
+            top = top[part]
+    top["properties"].update(json.loads("{" + line.strip() + "}"))
+    schema_file.write_text(json.dumps(schema, indent=2) + "\n")
+
+
+def adopt(version: str, workdir: Path, env: dict[str, str]) -> Path:
+    """A copy of cert-manager VERSION with the guard adopted by the page's steps, the
+    library beside it where the page's `file://../upgrade-guard` finds it."""
+    chart = workdir / "cert-manager"
+    shutil.copytree(CHARTS / version, chart)
+    shutil.copytree(LIBRARY, workdir / "upgrade-guard")
+    for path in [chart, *chart.rglob("*")]:
+        path.chmod(path.stat().st_mode | 0o200)
+    for language, body in adoption_steps():
+        first = body.splitlines()[0]
+        if language == "json":
+            _allow_library_values(chart / "values.schema.json", body)
+        elif language == "sh":
+            for command in body.splitlines():
+                done = subprocess.run(command, shell=True, cwd=chart, env=env,
+                                      capture_output=True, text=True)  # fmt: skip
+                assert done.returncode == 0, f"{command}\n{show(done)}"
+        elif first.startswith("# Chart.yaml"):
+            differs = re.search(r"what differs at cert-manager (v[0-9.]+)", first)
+            if differs is None or differs.group(1) == version:
+                metadata = yaml.safe_load((chart / "Chart.yaml").read_text())
+                _merge(metadata, yaml.safe_load(body))
+                (chart / "Chart.yaml").write_text(yaml.safe_dump(metadata, sort_keys=False))
+        else:
+            target = chart / first.removeprefix("# ").strip()
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(body)
+    return chart
+
+
+# ---------------------------------------------------------------- the scenarios
+
+
+class Scenarios:
+    """Runs helm, waits for the guard's Job, and records each scenario for the closing note."""
+
+    def __init__(self, helm: ToolRunner, guard: JobHandle) -> None:
+        self.helm = helm
+        self.guard = guard
+        self.runs = 0
+        self.rows: list[str] = []
+
+    def run(self, name: str, *args: str, hook: bool = True) -> tuple[int, str, str]:
+        """(exit code, the guard's log, helm's stderr) of one helm command."""
+        result = self.helm(*args, timeout=300)
+        log = ""
+        if hook:
+            self.runs += 1
+            log = self.guard.wait(self.runs, timeout=240).log
+        first = log.splitlines()[0] if log else "(no hook run)"
+        shown = " ".join(a for a in args if not a.startswith("upgrade-guard.image"))
+        self.rows.append(f"{name}\n  $ helm {shown}\n  exit {result.returncode}: {first}")
+        print(self.rows[-1])
+        return result.returncode, log, result.stderr
+
+
+@pytest.fixture
+def scenarios(helm: ToolRunner, job_runner: JobRunner, namespace: str) -> Iterator[Scenarios]:
+    recorded = Scenarios(helm, job_runner.expect(namespace, "cm-upgrade-guard"))
+    try:
+        yield recorded
+    finally:
+        print("\n".join(["", "cert-manager scenarios:", *recorded.rows]))
+
+
+def tool_env(cluster: Cluster) -> dict[str, str]:
+    env = cluster.env(None)
+    env["PATH"] = os.pathsep.join([str(cluster.binaries.bin_dir), str(VENV_BIN), env["PATH"]])
+    return env
+
+
+def crd(cluster: Cluster, name: str) -> Any:
+    return cluster.admin.get_or_none(f"{CRDS}/{name}")
+
+
+def release_status(helm: ToolRunner, namespace: str) -> str:
+    result = helm("status", "cm", "-n", namespace, "-o", "json")
+    return str(json.loads(result.stdout)["info"]["status"])
+
+
+def test_cert_manager_adopted_from_the_docs_through_install_upgrade_and_rollback(
+    cluster: Cluster,
+    namespace: str,
+    helm: ToolRunner,
+    kubectl: ToolRunner,
+    scenarios: Scenarios,
+    guard_image: Image,
+    tmp_path: Path,
+) -> None:
+    env = tool_env(cluster)
+    old = str(adopt("v1.18.0", tmp_path / "v1.18.0", env))
+    new = str(adopt("v1.19.0", tmp_path / "v1.19.0", env))
+    ns = ("-n", namespace)
+    # The hook's Pod must pass the apiserver's own Pod Security admission.
+    cluster.admin.patch(f"/api/v1/namespaces/{namespace}", {"metadata": {"labels": {
+        RESTRICTED: "restricted"}}})  # fmt: skip
+    privileged = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"},
+                  "spec": {"containers": [{"name": "c", "image": "x"}]}}  # fmt: skip
+    with pytest.raises(KubeError, match="violates PodSecurity"):
+        cluster.admin.create(f"/api/v1/namespaces/{namespace}/pods", privileged, dryRun="All")
+
+    # 1. Install v1.18.0, the controller image pinned (as an admin pins a tag).
+    code, log, err = scenarios.run(
+        "install v1.18.0", "install", "cm", old, *ns, *BASE_VALUES,
+        "--set", "crds.enabled=true", "--set", "image.tag=v1.18.0",
+    )  # fmt: skip
+    assert code == 0, err
+    assert log.startswith("upgrade-guard SAFE: pre-install of 6 CRDs"), log
+    assert all(crd(cluster, name) for name in CRD_NAMES)
+    # No cert-manager webhook runs here: the apiserver must not call it.
+    for kind in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
+        cluster.admin.delete(
+            f"/apis/admissionregistration.k8s.io/v1/{kind}/cm-cert-manager-webhook"
+        )
+    base = f"/apis/cert-manager.io/v1/namespaces/{namespace}"
+    cluster.admin.create(f"{base}/issuers", {
+        "apiVersion": "cert-manager.io/v1", "kind": "Issuer", "metadata": {"name": "self"},
+        "spec": {"selfSigned": {}}})  # fmt: skip
+    for name in ("web", "api"):
+        cluster.admin.create(f"{base}/certificates", {
+            "apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": name},
+            "spec": {"secretName": f"{name}-tls", "dnsNames": [f"{name}.example.com"],
+                     "issuerRef": {"name": "self"}}})  # fmt: skip
+
+    # 2. --reuse-values keeps the pinned v1.18.0 image under chart v1.19.0: refused as a
+    # chart/image mismatch, naming the image that goes with the chart.
+    code, log, err = scenarios.run(
+        "upgrade to v1.19.0 with --reuse-values (v1.18.0 image kept)",
+        "upgrade", "cm", new, *ns, "--reuse-values",
+    )  # fmt: skip
+    assert code != 0 and "UG602" in log and "v1.19.0" in log, log
+    assert log.startswith("upgrade-guard REFUSED: pre-upgrade"), log
+
+    # 3. An image the table does not list: refused (fails closed).
+    code, log, err = scenarios.run(
+        "upgrade to v1.19.0 with an image missing from the table",
+        "upgrade", "cm", new, *ns, "--reset-values", *BASE_VALUES,
+        "--set", "crds.enabled=true", "--set", "image.tag=v1.19.9",
+    )  # fmt: skip
+    assert code != 0 and "UG601" in log and "v1.19.9" in log, log
+
+    # 4. Upgrade to v1.19.0: issuerRef.kind and .group get defaults, which would change the
+    # two stored Certificates that leave them out: refused, naming them.
+    upgrade = ("upgrade", "cm", new, *ns, "--reset-values", *BASE_VALUES,
+               "--set", "crds.enabled=true")  # fmt: skip
+    code, log, err = scenarios.run("upgrade to v1.19.0", *upgrade)
+    assert code != 0 and "UG212" in log, log
+    assert f"{namespace}/api" in log and f"{namespace}/web" in log, log
+    # cert-manager's CRDs carry no schema version, but the release being replaced ran the
+    # guard already: no "first adoption" again.
+    assert "UG606" not in log, log
+    # The way out for the admin: set the field on the named objects; then it passes.
+    for name in ("web", "api"):
+        cluster.admin.patch(f"{base}/certificates/{name}", {"spec": {"issuerRef": {
+            "kind": "Issuer", "group": "cert-manager.io"}}})  # fmt: skip
+    code, log, err = scenarios.run("upgrade to v1.19.0, issuerRef set on the Certificates",
+                                   *upgrade)  # fmt: skip
+    assert code == 0, log + err
+    assert log.startswith("upgrade-guard SAFE: pre-upgrade of 6 CRDs"), log
+    assert release_status(helm, namespace) == "deployed"
+
+    # 5. Rolling back to v1.18.0 (revision 1): its controller reads state version 1, the
+    # deployed v1.19.0 writes 2: refused, and the verdict says it is a rollback.
+    code, log, err = scenarios.run("rollback to revision 1 (v1.18.0)", "rollback", "cm", "1", *ns)
+    assert code != 0 and "UG605" in log, log
+    assert log.startswith("upgrade-guard REFUSED: pre-rollback of 6 CRDs"), log
+    assert "UG606" not in log  # the guard ran before: no second first adoption
+    rollback_way_out(scenarios, kubectl, helm, namespace, log, upgrade)
+
+    # 6. crds.enabled=false on the deployed release, with cert-manager's default
+    # crds.keep=true: the live CRDs carry helm.sh/resource-policy: keep, so Helm leaves them
+    # (and the Certificates) in place: passes.
+    disabled = ("upgrade", "cm", new, *ns, "--reset-values", *BASE_VALUES)
+    code, log, err = scenarios.run("crds.enabled=false, crds.keep=true (default)", *disabled)
+    assert code == 0 and log.startswith("upgrade-guard SAFE: pre-upgrade of 0 CRDs"), log + err
+    assert all(crd(cluster, name) for name in CRD_NAMES)
+    assert len(cluster.admin.get(f"{base}/certificates")["items"]) == 2
+
+    # 7. The CRDs applied again without the keep policy, then switched off: Helm would
+    # delete all six and the stored Certificates with them: refused, naming each.
+    code, log, err = scenarios.run(
+        "crds.enabled=true, crds.keep=false", *upgrade, "--set", "crds.keep=false"
+    )
+    assert code == 0, log + err
+    assert not any("helm.sh/resource-policy" in (crd(cluster, n)["metadata"].get("annotations")
+                                                 or {}) for n in CRD_NAMES)  # fmt: skip
+    code, log, err = scenarios.run(
+        "crds.enabled=false, crds.keep=false", *disabled, "--set", "crds.keep=false"
+    )
+    assert code != 0 and log.startswith("upgrade-guard REFUSED: pre-upgrade of 0 CRDs"), log
+    assert log.startswith("upgrade-guard REFUSED: pre-upgrade of 0 CRDs; 6 error"), log
+    assert "UG608 crd-deleted certificates.cert-manager.io" in log, log
+    assert f"the 2 object(s) stored in it ({namespace}/api, {namespace}/web)" in log, log
+    assert all(crd(cluster, name) for name in CRD_NAMES)
+    # What the guard refused is what Helm does: without the hook, the CRDs and the
+    # Certificates are gone.
+    code, _, err = scenarios.run("the same with --no-hooks", *disabled, "--set",
+                                 "crds.keep=false", "--no-hooks", hook=False)  # fmt: skip
+    assert code == 0, err
+    # The apiserver deletes a CRD's objects, then the CRD (its cleanup finalizer).
+    wait_for(lambda: not any(crd(cluster, name) for name in CRD_NAMES), timeout=120,
+             what="the six CRDs deleted")  # fmt: skip
+
+
+def rollback_way_out(
+    scenarios: Scenarios, kubectl: ToolRunner, helm: ToolRunner, namespace: str, log: str,
+    upgrade: tuple[str, ...],
+) -> None:  # fmt: skip
+    """The way out the refused rollback prints, followed literally: Helm keeps the refused
+    rollback's record pending (upgrades say "another operation is in progress"), and a
+    `helm rollback` to the deployed revision fails on this chart ("original object
+    ClusterRole ... not found": it diffs against that never-applied record). Deleting the
+    record restores the release as it was before the rollback."""
+    assert release_status(helm, namespace) == "pending-rollback"
+    blocked = helm("upgrade", *upgrade[1:])
+    assert "another operation (install/upgrade/rollback) is in progress" in blocked.stderr
+    command = re.search(r"way out of this rollback: .*?`(kubectl [^`]+)`", log)
+    assert command is not None, log
+    deleted = kubectl(*shlex.split(command.group(1))[1:])
+    scenarios.rows.append(f"way out of the refused rollback\n  $ {command.group(1)}\n"
+                          f"  exit {deleted.returncode}")  # fmt: skip
+    print(scenarios.rows[-1])
+    assert deleted.returncode == 0, show(deleted)
+    assert release_status(helm, namespace) == "deployed"
+    code, log, err = scenarios.run("upgrade after the way out", *upgrade)
+    assert code == 0 and log.startswith("upgrade-guard SAFE: pre-upgrade of 6 CRDs"), log + err
+    assert release_status(helm, namespace) == "deployed"
+
+
+def test_a_fresh_install_with_the_crds_off_judges_no_crd(
+    cluster: Cluster, namespace: str, helm: ToolRunner, job_runner: JobRunner,
+    guard_image: Image, tmp_path: Path,
+) -> None:  # fmt: skip
+    chart = adopt("v1.19.0", tmp_path, tool_env(cluster))
+    guard = job_runner.expect(namespace, "cm2-upgrade-guard")
+    result = helm("install", "cm2", str(chart), "-n", namespace, *BASE_VALUES, timeout=300)
+    log = guard.wait(1, timeout=240).log
+    print(f"fresh install, crds.enabled=false\n  $ helm install cm2 cert-manager -n {namespace}"
+          f"\n  exit {result.returncode}: {log.splitlines()[0] if log else ''}")  # fmt: skip
+    assert result.returncode == 0, show(result)
+    assert log.startswith("upgrade-guard SAFE: pre-install of 0 CRDs"), log
