@@ -465,3 +465,17 @@ def test_a_bundle_at_packs_limit_fits_the_release_secret_and_half_as_much_again_
         else:
             assert result.returncode != 0
             assert "may not be more than 1048576 bytes" in result.stderr, show(result)
+
+
+def test_the_role_gets_the_release_records_by_name_only(helm: ToolRunner) -> None:
+    """The hook reads Helm's release records: `get` on the record Secrets of its release by
+    name, from 16 revisions below to 32 above the one it was rendered at (a rollback runs
+    hooks rendered at an earlier revision), never `list` and no other Secret."""
+    rendered = helm("template", "rel", str(EXAMPLE / "1.0.0"), "--show-only",
+                    "templates/upgrade-guard.yaml")  # fmt: skip
+    assert rendered.returncode == 0, show(rendered)
+    role = next(d for d in yaml.safe_load_all(rendered.stdout) if d and d["kind"] == "Role")
+    assert role["rules"] == [
+        {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"],
+         "resourceNames": [f"sh.helm.release.v1.rel.v{n}" for n in range(1, 34)]},
+    ]  # fmt: skip

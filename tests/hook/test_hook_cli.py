@@ -119,3 +119,33 @@ def test_a_malformed_acceptance_exits_2(
     assert done.returncode == 2, done.stdout + done.stderr
     assert problem in done.stderr and "Traceback" not in done.stderr
     assert log.startswith("upgrade-guard BAD INPUT (exit 2)")
+
+
+EXAMPLE_CRDS = Path(__file__).parents[2] / "chart-snippets" / "example-operator" / "crds" / "2.0.0"
+
+
+@pytest.mark.parametrize(
+    ("rendered", "exit_code", "problem"),
+    [
+        ("restores.example.io\n", 2, "the chart renders restores.example.io, which the bundle"),
+        ("backups.example.io\n", 3, "cannot load cluster configuration"),  # on to the cluster
+        ("", 3, "cannot load cluster configuration"),  # renders none: judges none
+    ],
+    ids=["rendered, not bundled", "rendered and bundled", "renders none"],
+)
+def test_the_bundle_is_filtered_to_the_crds_the_release_renders(
+    tmp_path: Path, rendered: str, exit_code: int, problem: str
+) -> None:
+    """Without a Helm release record (Argo CD), the bundle holds every CRD the chart may
+    apply and the hook judges those this release renders; a rendered CRD the bundle lacks is
+    a stale bundle."""
+    names = tmp_path / "rendered-crds.txt"
+    names.write_text(rendered)
+    done, _ = hook(tmp_path, "--crds", str(EXAMPLE_CRDS), "--rendered-crds", str(names))
+    assert done.returncode == exit_code, done.stderr
+    assert problem in done.stderr
+
+
+def test_without_a_bundle_the_hook_needs_the_release(tmp_path: Path) -> None:
+    done, _ = hook(tmp_path, "--namespace", "ns")
+    assert done.returncode == 2 and "give --crds, or --release" in done.stderr
