@@ -340,3 +340,37 @@ def test_a_fresh_install_with_the_crds_off_judges_no_crd(
           f"\n  exit {result.returncode}: {log.splitlines()[0] if log else ''}")  # fmt: skip
     assert result.returncode == 0, show(result)
     assert log.startswith("upgrade-guard SAFE: pre-install of 0 CRDs"), log
+
+
+def test_under_argo_cd_the_bundle_is_judged_filtered_to_the_crds_the_release_renders(
+    cluster: Cluster, namespace: str, helm: ToolRunner, kubectl: ToolRunner,
+    job_runner: JobRunner, guard_image: Image, tmp_path: Path,
+) -> None:  # fmt: skip
+    """Argo CD renders with `helm template` and keeps no release record: the hook finds
+    none and judges the packed bundle (the docs' step 6), only the CRDs this render applies.
+    Its PreSync hooks are applied as Argo CD does, in wave order, recreated each sync."""
+    chart = adopt("v1.19.0", tmp_path, tool_env(cluster))
+    guard = job_runner.expect(namespace, "app-upgrade-guard")
+    for run, (values, verdict) in enumerate(
+        [(("--set", "crds.enabled=true"), "pre-install of 6 CRDs"), ((), "pre-install of 0 CRDs")],
+        start=1,
+    ):
+        rendered = helm("template", "app", str(chart), "-n", namespace, *BASE_VALUES, *values)
+        assert rendered.returncode == 0, show(rendered)
+        hooks = [
+            d
+            for d in yaml.safe_load_all(rendered.stdout)
+            if d and "argocd.argoproj.io/hook" in (d["metadata"].get("annotations") or {})
+        ]
+        hooks.sort(key=lambda d: int(d["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]))
+        manifest = tmp_path / f"presync-{run}.yaml"
+        manifest.write_text(yaml.safe_dump_all(hooks))
+        kubectl("delete", "-n", namespace, "-f", str(manifest), "--ignore-not-found")
+        created = kubectl("create", "-n", namespace, "-f", str(manifest))
+        assert created.returncode == 0, show(created)
+        log = guard.wait(run, timeout=240).log
+        print(
+            f"Argo CD PreSync, {' '.join(values) or 'crds.enabled=false'}\n"
+            f"  exit {0 if log.startswith('upgrade-guard SAFE') else 1}: {log.splitlines()[0]}"
+        )
+        assert log.startswith(f"upgrade-guard SAFE: {verdict}"), log
