@@ -55,9 +55,16 @@ GUARD_VALUES = (
 BASE_VALUES = (*GUARD_VALUES, "--set", "startupapicheck.enabled=false")
 RESTRICTED = "pod-security.kubernetes.io/enforce"
 
-pytestmark = pytest.mark.skipif(
-    not CHARTS.is_dir(), reason=f"cert-manager's charts are not at {CHARTS}"
-)
+
+@pytest.fixture(autouse=True)
+def _requires_the_charts() -> None:
+    """cert-manager's published charts live outside the repository (never committed): a
+    skip without them, a failure under CI=true."""
+    if not CHARTS.is_dir():
+        message = f"cert-manager's charts are not at {CHARTS} (UPGRADE_GUARD_SHARED)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI=true: {message}", pytrace=False)
+        pytest.skip(message)
 
 
 def show(result: subprocess.CompletedProcess[str]) -> str:
