@@ -6,6 +6,7 @@ the nearest change that passes."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import gzip
 import json
@@ -387,3 +388,62 @@ def test_pre_install_checks_crds_already_present(cluster: Cluster, namespace: st
                    "--phase", "pre-install")  # fmt: skip
     assert run.code == 1 and run.codes() == {"UG201"}, run
     assert run.stdout.startswith("upgrade-guard REFUSED: pre-install of 1 CRD"), run
+
+
+def release_record(namespace: str, revision: int, status: str, crds: list[JSON]) -> JSON:
+    """A Secret as Helm 4's default driver stores a release record (its own base64 of the
+    gzipped JSON), applying these CRDs."""
+    manifest = "".join(f"---\n# Source: c/templates/crds.yaml\n{json.dumps(c)}\n" for c in crds)
+    chart = {"metadata": {"name": "c", "version": f"{revision}.0.0"}}
+    body = {"name": "rel", "version": revision, "info": {"status": status}, "manifest": manifest,
+            "chart": chart, "hooks": []}  # fmt: skip
+    helm = base64.b64encode(gzip.compress(json.dumps(body).encode())).decode()
+    return {"apiVersion": "v1", "kind": "Secret", "type": "helm.sh/release.v1",
+            "metadata": {"name": f"sh.helm.release.v1.rel.v{revision}", "namespace": namespace,
+                         "labels": {"owner": "helm", "name": "rel"}},
+            "data": {"release": base64.b64encode(helm.encode()).decode()}}  # fmt: skip
+
+
+@pytest.mark.parametrize("listed_dropped", [False, True], ids=["unlisted", "listed"])
+def test_a_crd_the_release_stops_applying_must_be_listed_to_be_judged(
+    cluster: Cluster, namespace: str, tmp_path: Path, listed_dropped: bool
+) -> None:
+    """Helm deletes a CRD the replaced release applied and this one does not. The hook may
+    read only the CRDs Chart.yaml lists: one it cannot read is bad input (exit 2, naming it
+    and the annotation), never a pass; listed, it is read and judged (UG608)."""
+    kept, dropped = widget_crd(new_group(), {"a": STRING}), widget_crd(new_group(), {"a": STRING})
+    apply(cluster, kept, dropped)
+    for revision, status, crds in (
+        (1, "deployed", [kept, dropped]),
+        (2, "pending-upgrade", [kept]),
+    ):
+        cluster.admin.create(
+            f"/api/v1/namespaces/{namespace}/secrets",
+            release_record(namespace, revision, status, crds),
+        )
+    names = [c["metadata"]["name"] for c in ([kept, dropped] if listed_dropped else [kept])]
+    records = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"],
+               "resourceNames": [f"sh.helm.release.v1.rel.v{n}" for n in range(1, 34)]}  # fmt: skip
+    account = cluster.make_service_account(
+        namespace, [records],
+        cluster_rules=[{**CRD_RESOURCE, "verbs": ["get"], "resourceNames": names},
+                       *({"apiGroups": [c["spec"]["group"]], "resources": ["widgets"],
+                          "verbs": ["list"]} for c in (kept, dropped))],
+    )  # fmt: skip
+    crd_names = tmp_path / "crd-names"
+    crd_names.write_text("\n".join(names) + "\n")
+    done = subprocess.run(
+        [UPGRADE_GUARD, "hook", "--release", "rel", "--namespace", namespace, "--revision", "2",
+         "--crd-names", str(crd_names), "--kubeconfig", str(account),
+         "--termination-log", str(tmp_path / "termination-log")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    run = HookRun(done.returncode, done.stdout, done.stderr, "", 0)
+    dropped_name = dropped["metadata"]["name"]
+    if listed_dropped:
+        assert run.code == 1 and run.codes() == {"UG608"}, run
+        assert dropped_name in run.stdout, run
+    else:
+        assert run.code == 2, run
+        assert dropped_name in run.stderr and "upgrade-guard.io/crds" in run.stderr, run
+    assert "Traceback" not in run.stderr, run
