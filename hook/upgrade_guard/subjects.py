@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -208,6 +208,15 @@ class HistorySubject:
     @cached_property
     def changes(self) -> tuple[str, ...]:
         return digest_changes(self.before_digests, self.after_digests)
+
+    def stamped_counters(self) -> Iterator[tuple[Counter, int, int]]:
+        """Each counter in play with its value on the baseline and on the candidate, where
+        both sides are stamped with one (the counter rules compare nothing else)."""
+        for counter in self.counters:
+            before = stamped(self.baseline.crds, counter.annotation).value
+            after = stamped(self.candidate.crds, counter.annotation).value
+            if before is not None and after is not None:
+                yield counter, before, after
 
     @cached_property
     def restart(self) -> tuple[Restart | None, str]:

@@ -15,15 +15,11 @@ from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
-from upgrade_guard.subjects import HistorySubject, stamped
+from upgrade_guard.subjects import HistorySubject
 
 
 def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
-    for counter in subject.counters:
-        before = stamped(subject.baseline.crds, counter.annotation).value
-        after = stamped(subject.candidate.crds, counter.annotation).value
-        if before is None or after is None:
-            continue
+    for counter, before, after in subject.stamped_counters():
         if subject.files_changed(counter) is False and after != before:
             message = f"{counter.name} moved from {before} to {after} but its files did not change"
             yield ALL_CRDS, Change(None, message, before, after)

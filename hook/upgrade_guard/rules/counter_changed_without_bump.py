@@ -16,15 +16,11 @@ from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
-from upgrade_guard.subjects import HistorySubject, stamped
+from upgrade_guard.subjects import HistorySubject
 
 
 def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
-    for counter in subject.counters:
-        before = stamped(subject.baseline.crds, counter.annotation).value
-        after = stamped(subject.candidate.crds, counter.annotation).value
-        if before is None or after is None:
-            continue
+    for counter, before, after in subject.stamped_counters():
         if subject.files_changed(counter) is True and after <= before:
             message = (
                 f"the files of {counter.name} changed but it stayed at {after}"
