@@ -257,7 +257,9 @@ def test_cert_manager_adopted_from_the_docs_through_install_upgrade_and_rollback
     # cert-manager's CRDs carry no schema version, but the release being replaced ran the
     # guard already: no "first adoption" again.
     assert "UG606" not in log, log
-    # The way out for the admin: set the field on the named objects; then it passes.
+    # The way out the report gives the admin: set the field on the named objects; followed,
+    # the same upgrade passes.
+    assert "now: set the field on the stored objects the evidence names" in log, log
     for name in ("web", "api"):
         cluster.admin.patch(f"{base}/certificates/{name}", {"spec": {"issuerRef": {
             "kind": "Issuer", "group": "cert-manager.io"}}})  # fmt: skip
