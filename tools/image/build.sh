@@ -63,7 +63,8 @@ base="$cache_root/base-$suite-$base_key"
 key="$( {
   printf '%s\n' "$base_key" "$pip_sha256" "$install_commands" "${image_env[@]}" "$image_user"
   cd "$repo" && sha256sum tools/image/build.sh requirements/image.txt pyproject.toml README.md
-  find hook -type f -not -path '*/__pycache__/*' -not -name '*.pyc' -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+  find hook -type f -not -path '*/__pycache__/*' -not -name '*.pyc' -not -path '*.egg-info/*' -print0 |
+    LC_ALL=C sort -z | xargs -0 sha256sum
 } | sha256sum | cut -c1-16)"
 dest="$cache_root/$key"
 archive="$dest/upgrade-guard.oci.tar"
@@ -133,7 +134,8 @@ env -u PIP_FIND_LINKS "$py" -m pip download --quiet --no-cache-dir --only-binary
 # The project wheel from a copy of the sources the Dockerfile copies.
 mkdir -p "$work/src"
 cp -r "$repo/pyproject.toml" "$repo/README.md" "$repo/hook" "$work/src/"
-find "$work/src" -name __pycache__ -prune -exec rm -rf {} +
+# An editable install's egg-info is the checkout's, not the sources': pip writes it anew.
+find "$work/src" \( -name __pycache__ -o -name '*.egg-info' \) -prune -exec rm -rf {} +
 env -u PIP_FIND_LINKS "$py" -m pip wheel --quiet --no-cache-dir --no-deps --wheel-dir "$work/wheels" "$work/src"
 echo "image: wheels in $(elapsed "$t0")s"
 
