@@ -6,7 +6,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 _CANONICAL = re.compile(r"[1-9][0-9]*\Z")
 # The annotations a stamped CRD carries, under the policy's annotation-prefix.
@@ -100,13 +100,20 @@ def canonical_number(value: Any) -> int | None:
     return None
 
 
-def annotations_of(crd: Crd) -> Mapping[str, Any]:
+class Carrier(Protocol):
+    """What carries the contract annotations: a CRD, a webhook configuration."""
+
+    @property
+    def raw(self) -> Mapping[str, Any]: ...
+
+
+def annotations_of(crd: Carrier) -> Mapping[str, Any]:
     metadata = crd.raw.get("metadata") or {}
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
     return annotations if isinstance(annotations, Mapping) else {}
 
 
-def stamped_number(crd: Crd, key: str) -> int | None:
+def stamped_number(crd: Carrier, key: str) -> int | None:
     """The canonical positive decimal annotation key carries as a string, else None."""
     value = annotations_of(crd).get(key)
     return canonical_number(value) if isinstance(value, str) else None

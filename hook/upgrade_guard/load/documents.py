@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 import zlib
 from collections.abc import Iterable, Iterator
@@ -72,12 +73,19 @@ def _read_at_most(handle: BinaryIO, limit: int, size_hint: int) -> bytes:
 def read_inputs(argument: str, budget: int) -> Iterator[tuple[str, bytes]]:
     """(name, bytes) per input file, refusing input beyond budget bytes in all."""
     if argument == STDIN:
-        data = _read_at_most(sys.stdin.buffer, budget, 0)
+        data = _stdin(sys.stdin.buffer, budget)
         if len(data) > budget:
             raise LoadError(f"<stdin>: input larger than the limit of {budget} bytes")
         yield "<stdin>", data
         return
     yield from read_files(files_of(argument), budget)
+
+
+@functools.cache
+def _stdin(stream: BinaryIO, budget: int) -> bytes:
+    """Standard input, read once: a rendered chart piped in is read for its CRDs and again
+    for its other objects (load/rendered.py)."""
+    return _read_at_most(stream, budget, 0)
 
 
 def read_files(paths: Iterable[Path], budget: int) -> Iterator[tuple[str, bytes]]:
