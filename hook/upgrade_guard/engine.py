@@ -20,11 +20,13 @@ from upgrade_guard.judging import Changes, Context, Placed, judge
 from upgrade_guard.policy import DEFAULT_POLICY, Policy
 from upgrade_guard.rules import crd_removed, unclassified_change
 from upgrade_guard.rules import served_versions_incompatible as served_pairs
-from upgrade_guard.rules.base import CrdRule, PropertyRule, Rule, VersionRule
+from upgrade_guard.rules.base import CrdRule, PropertyRule, RoleCheck, Rule, VersionRule
+from upgrade_guard.subjects import RoleSubject
 
 _CRD_RULES = tuple(r for r in rules.ALL_RULES if isinstance(r, CrdRule))
 _VERSION_RULES = tuple(r for r in rules.ALL_RULES if isinstance(r, VersionRule))
 _PROPERTY_RULES = tuple(r for r in rules.ALL_RULES if isinstance(r, PropertyRule))
+_ROLE_CHECKS = tuple(r for r in rules.ALL_RULES if isinstance(r, RoleCheck))
 _HANDLED_SPEC_FIELDS = frozenset().union(*(r.handles for r in _CRD_RULES))
 _HANDLED_VERSION_FIELDS = frozenset().union(*(r.handles for r in _VERSION_RULES))
 _HANDLED_KEYWORDS = frozenset().union(*(r.handles for r in _PROPERTY_RULES))
@@ -87,6 +89,25 @@ def changes_between(
         raw.extend(_crd_changes(before, after, policy))
     given = set(old.keys() | new.keys() if names is None else names)
     return Changes(tuple(raw), compared, frozenset(unchanged), frozenset(given - unchanged))
+
+
+def role_changes(subject: RoleSubject) -> Changes:
+    """What the role checks find between the roles of two releases (and the live ones);
+    a role whose permissions are the same on both sides is unchanged (a declared break for
+    it is idle, not stale)."""
+    raw = [
+        Placed(rule, key, None, None, change)
+        for rule in _ROLE_CHECKS
+        for key, change in rule.check(subject)
+    ]
+    both = subject.before.keys() & subject.after.keys()
+    unchanged = {
+        key
+        for key in both
+        if set(subject.before[key].permissions()) == set(subject.after[key].permissions())
+    }
+    given = subject.before.keys() | subject.after.keys()
+    return Changes(tuple(raw), 0, frozenset(unchanged), frozenset(given - unchanged))
 
 
 def _raw(

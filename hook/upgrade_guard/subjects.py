@@ -17,6 +17,7 @@ from upgrade_guard.crd import (
 )
 from upgrade_guard.findings import Change
 from upgrade_guard.images import ImageTable, SlotPairing
+from upgrade_guard.manifests import Role
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,19 @@ class HookSubject:
             (name, self.chart[name], self.live[name])
             for name in sorted(self.chart.keys() & self.live.keys())
         ]
+
+
+@dataclass(frozen=True)
+class RoleSubject:
+    """The operator's ClusterRoles and Roles (by ``Role.key``) this release renders
+    (``after``), what the release before it rendered (``before``, named ``before_label`` in
+    messages: diff's OLD, the release Helm replaces) and, in the hook, the live ClusterRoles
+    of this release's names (``live``), which a GitOps repository may pin."""
+
+    after: Mapping[str, Role]
+    before: Mapping[str, Role] = field(default_factory=dict)
+    before_label: str = "OLD"
+    live: Mapping[str, Role] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

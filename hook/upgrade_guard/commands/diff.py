@@ -8,14 +8,16 @@ from typing import Annotated
 
 import typer
 
-from upgrade_guard import diffing
+from upgrade_guard import diffing, engine
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history
 from upgrade_guard.findings import Outcome
 from upgrade_guard.judging import Context, Release, judge
 from upgrade_guard.load import locations
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
+from upgrade_guard.load.rendered import read_manifests
 from upgrade_guard.policy import declared_break_entries
+from upgrade_guard.subjects import RoleSubject
 from upgrade_guard.write import declared_breaks
 
 
@@ -67,7 +69,8 @@ def diff(
         ),
     ] = False,
 ) -> None:
-    """Compare two CRD sets; exit 0 safe, 1 refused, 2 bad input."""
+    """Compare two CRD sets, or two rendered charts (their CRDs and the operator's
+    ClusterRoles and Roles); exit 0 safe, 1 refused, 2 bad input."""
     if old == "-" and new == "-":
         raise options.UsageProblem("only one of OLD and NEW can be read from standard input")
     version = options.parse_kube_version(kube_version)
@@ -80,8 +83,12 @@ def diff(
                 f"{argument}: no CustomResourceDefinitions in {side} (a wrong path?);"
                 " give --allow-no-crds if that is meant"
             )
+    roles = RoleSubject(
+        after=read_manifests(new, max_bytes).roles, before=read_manifests(old, max_bytes).roles
+    )
+    changes = compared.changes.merged(engine.role_changes(roles))
     release = history.release_of(chosen, before, after)
-    outcome = judge(compared.changes, chosen, Context(version, release))
+    outcome = judge(changes, chosen, Context(version, release))
     if output == "github":
         outcome = replace(outcome, findings=locations.located(outcome.findings, after))
     options.write_report(outcome, output)

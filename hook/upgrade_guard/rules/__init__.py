@@ -42,6 +42,7 @@ from upgrade_guard.rules import (
     replaced_by_less_stable,
     required_added,
     required_added_with_default,
+    role_permission_removed,
     scale_subresource_changed,
     schema_below_live,
     schema_bumped_without_change,
@@ -132,6 +133,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
             first_adoption.RULE,
             already_applied.RULE,
             crd_deleted.RULE,
+            role_permission_removed.RULE,
         ),
         key=lambda rule: rule.code,
     )

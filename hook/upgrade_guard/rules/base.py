@@ -17,7 +17,7 @@ from upgrade_guard import schema
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
-from upgrade_guard.subjects import HistorySubject, HookSubject
+from upgrade_guard.subjects import HistorySubject, HookSubject, RoleSubject
 
 # Where a finding is about the release as a whole rather than one CRD.
 ALL_CRDS = "(all CRDs)"
@@ -118,6 +118,15 @@ class HookCheck(Rule):
 
     check: Callable[[HookSubject], Iterable[tuple[str, Change]]]
     excusable: ClassVar[bool] = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class RoleCheck(Rule):
+    """Compares the operator's ClusterRoles and Roles between releases (diff, the hook) and
+    with the live ClusterRoles (the hook); ``check`` yields each change with the role it is
+    about (``Role.key``)."""
+
+    check: Callable[[RoleSubject], Iterable[tuple[str, Change]]]
 
 
 @dataclass(frozen=True, kw_only=True)
