@@ -38,6 +38,20 @@ stored-state:
     version: v1                     # optional for a CRD of the chart (its live storage version)
     path: status.stateVersion       # dotted path to a controller-state version in each object
 
+# What each CRD's controller handles on its objects (the hook and verify-history hold them):
+controllers:
+  - crd: widgets.example.com
+    finalizers: [example.com/cleanup-v2]      # the finalizers its controller removes
+    conditions:                               # its condition vocabulary: type -> reasons
+      Ready: [Succeeded, Failed]
+      Progressing:                            # no reasons declared
+    retired-finalizers:                       # no longer handled: the hook refuses objects
+      - finalizer: example.com/cleanup        # that carry one
+        migration: "2.0 replaces it with example.com/cleanup-v2 on every Widget it reconciles"
+    condition-breaks:                         # types, or reasons of a type, dropped on purpose
+      - type: Degraded
+        reason: "folded into Ready=False since 2.0"
+
 Schema and counter values are canonical positive decimals: 1, 2, 10 (not 0, 01, +1, 1.0).
 """
 
@@ -59,6 +73,7 @@ from upgrade_guard.crd import canonical_number as canonical_number
 from upgrade_guard.findings import Finding, Severity
 from upgrade_guard.lifecycle import settings as lifecycle_settings
 from upgrade_guard.policy_schema import policy_schema
+from upgrade_guard.subjects import ConditionBreak, Controller, RetiredFinalizer
 from upgrade_guard.subjects import Counter as Counter
 from upgrade_guard.subjects import Restart as Restart
 
@@ -158,6 +173,7 @@ class Policy:
     restarts: tuple[Restart, ...] = ()
     counters: tuple[Counter, ...] = field(default_factory=tuple)
     stored_state: tuple[StoredState, ...] = ()
+    controllers: Mapping[str, Controller] = field(default_factory=dict)
     source: str = "none (built-in defaults)"
     lifecycle: lifecycle_settings.LifecycleSettings = lifecycle_settings.DEFAULT_LIFECYCLE
 
@@ -243,6 +259,47 @@ def _stored_state(entry: Mapping[str, Any], where: str) -> StoredState:
     return StoredState(resource, tuple(entry["path"].split(".")), version)
 
 
+def _controller(entry: Mapping[str, Any], where: str) -> Controller:
+    """One CRD's controller declaration; a name both handled and retired is refused."""
+    conditions = entry.get("conditions")
+    controller = Controller(
+        crd=entry["crd"],
+        finalizers=tuple(entry.get("finalizers") or ()),
+        conditions=None
+        if conditions is None
+        else {str(t): None if r is None else tuple(r) for t, r in conditions.items()},
+        retired_finalizers=tuple(
+            RetiredFinalizer(r["finalizer"], r["migration"])
+            for r in entry.get("retired-finalizers") or ()
+        ),
+        condition_breaks=tuple(
+            ConditionBreak(b["type"], tuple(b.get("condition-reasons") or ()), b["reason"])
+            for b in entry.get("condition-breaks") or ()
+        ),
+    )
+    both = sorted({r.finalizer for r in controller.retired_finalizers} & set(controller.finalizers))
+    if both:
+        raise PolicyError(f"{where}: {', '.join(both)} both handled and retired: keep one")
+    declared = controller.conditions or {}
+    for found in controller.condition_breaks:
+        kept = declared.get(found.type, ()) or ()
+        if found.type in declared and (not found.reasons or set(found.reasons) & set(kept)):
+            raise PolicyError(
+                f"{where}: condition type {found.type} is declared and broken: keep one"
+            )
+    return controller
+
+
+def _controllers(raw: Mapping[str, Any], source: str) -> dict[str, Controller]:
+    controllers: dict[str, Controller] = {}
+    for index, entry in enumerate(raw.get("controllers") or []):
+        where = f"{source}: controllers[{index}]"
+        if entry["crd"] in controllers:
+            raise PolicyError(f"{where}: {entry['crd']} is declared twice")
+        controllers[entry["crd"]] = _controller(entry, where)
+    return controllers
+
+
 def _contracts(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
     prefix = raw.get("annotation-prefix", DEFAULT_ANNOTATION_PREFIX)
     counters = tuple(
@@ -260,6 +317,7 @@ def _contracts(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
         "annotation_prefix": prefix,
         "restarts": tuple(_restart(entry) for entry in raw.get("restarts") or []),
         "counters": counters,
+        "controllers": _controllers(raw, source),
     }
 
 

@@ -90,6 +90,43 @@ def _lifecycle() -> dict[str, Any]:
     }
 
 
+def _controller() -> dict[str, Any]:
+    """What a CRD's controller handles on its objects: finalizers and condition vocabulary,
+    and what it stopped handling on purpose (the hook reads both)."""
+    names = {"type": "array", "items": _TEXT, "uniqueItems": True}
+    retired = _entry(
+        {
+            "finalizer": _TEXT,
+            "migration": {**_TEXT, "description": "how stored objects lose this finalizer"},
+        },
+        "finalizer",
+        "migration",
+    )
+    condition_break = _entry(
+        {
+            "type": _TEXT,
+            "condition-reasons": {**names, "minItems": 1, "description": "only these reasons"},
+            "reason": {**_TEXT, "description": "why the type (or its reasons) may go"},
+        },
+        "type",
+        "reason",
+    )
+    return _entry(
+        {
+            "crd": {**_TEXT, "description": "a CRD name, such as backups.example.io"},
+            "finalizers": {**names, "description": "the finalizers its controller removes"},
+            "conditions": {
+                "type": "object",
+                "description": "condition type -> its reasons (null: reasons not declared)",
+                "additionalProperties": {"type": ["array", "null"], "items": _TEXT},
+            },
+            "retired-finalizers": _list(retired, "finalizers the controller no longer handles"),
+            "condition-breaks": _list(condition_break, "condition types or reasons dropped"),
+        },
+        "crd",
+    )
+
+
 def policy_schema() -> dict[str, Any]:
     declared_break = _entry(
         {
@@ -180,6 +217,7 @@ def policy_schema() -> dict[str, Any]:
                 "restarts": _list(restart, "rollbacks of crd-schema-version verify-history admits"),
                 "counters": _list(counter, "contract counters besides the schema version"),
                 "stored-state": _list(stored_state, "where the controller writes its state"),
+                "controllers": _list(_controller(), "what each CRD's controller handles"),
                 "lifecycle": _lifecycle(),
             },
             about="severities, profile, declared breaks, counters, stored state, lifecycle",

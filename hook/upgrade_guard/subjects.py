@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Any
 
 from upgrade_guard.crd import (
     CONTROLLER_STATE_VERSION,
@@ -26,6 +27,90 @@ class WrittenState:
 
     version: int
     holder: str
+
+
+@dataclass(frozen=True)
+class RetiredFinalizer:
+    """A finalizer the controller no longer handles, and how objects get rid of it."""
+
+    finalizer: str
+    migration: str
+
+
+@dataclass(frozen=True)
+class ConditionBreak:
+    """A condition type dropped on purpose, or only some of its reasons (``reasons``)."""
+
+    type: str
+    reasons: tuple[str, ...]
+    reason: str
+
+
+@dataclass(frozen=True)
+class Controller:
+    """What a CRD's controller handles on its objects, as the policy declares it: the
+    finalizers it removes, its condition vocabulary (type -> its reasons, None where none
+    are declared; None for the whole when the policy declares none), and what it stopped
+    handling on purpose."""
+
+    crd: str
+    finalizers: tuple[str, ...] = ()
+    conditions: Mapping[str, tuple[str, ...] | None] | None = None
+    retired_finalizers: tuple[RetiredFinalizer, ...] = ()
+    condition_breaks: tuple[ConditionBreak, ...] = ()
+
+    def retired_types(self) -> set[str]:
+        return {b.type for b in self.condition_breaks if not b.reasons}
+
+    def breaks(self, condition_type: str, reason: str | None = None) -> ConditionBreak | None:
+        """The break that drops the type (reason None) or that reason of it."""
+        return next(
+            (
+                b
+                for b in self.condition_breaks
+                if b.type == condition_type
+                and (not b.reasons if reason is None else reason in b.reasons)
+            ),
+            None,
+        )
+
+
+Vocabulary = Mapping[str, tuple[str, ...] | None]
+
+
+def schema_condition_types(crd: Crd | None) -> Vocabulary | None:
+    """The condition types the enum on status.conditions[].type of a CRD's storage version
+    allows (no reasons declared), where it has one."""
+    version = crd.storage_version if crd is not None else None
+    if crd is None or version is None:
+        return None
+    node: Any = crd.schema_of(version)
+    for step in ("status", "conditions", None, "type"):
+        node = node.get("items") if step is None else (node.get("properties") or {}).get(step)
+        if not isinstance(node, Mapping):
+            return None
+    enum = node.get("enum")
+    return {str(t): None for t in enum} if isinstance(enum, list) else None
+
+
+def vocabulary(controller: Controller | None, crd: Crd | None) -> Vocabulary | None:
+    """A CRD's condition vocabulary: as the policy declares it, else its schema's enum."""
+    if controller is not None and controller.conditions is not None:
+        return controller.conditions
+    return schema_condition_types(crd)
+
+
+@dataclass(frozen=True)
+class Carried:
+    """What one CRD's stored objects carry, read for the hook: how many were read, whether
+    all of them (else why not), and for each finalizer and condition type the count and the
+    first few names of the objects carrying it (never their data)."""
+
+    checked: int = 0
+    problem: str | None = None
+    complete: bool = True
+    finalizers: Mapping[str, Stored] = field(default_factory=dict)
+    condition_types: Mapping[str, Stored] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -59,6 +144,10 @@ class HookSubject:
     adopted: bool = False
     dropped: Mapping[str, Crd | None] = field(default_factory=dict)
     stored: Mapping[str, Stored] = field(default_factory=dict)
+    # What each CRD's controller handles (the chart's policy), and what the stored objects of
+    # the CRDs whose controller stopped handling something carry (read from the cluster).
+    controllers: Mapping[str, Controller] = field(default_factory=dict)
+    carried: Mapping[str, Carried] = field(default_factory=dict)
 
     def pairings(self) -> list[SlotPairing]:
         """Each slot's image against the paired counters the chart declares."""
@@ -68,6 +157,29 @@ class HookSubject:
         return [
             SlotPairing(slot, image, self.image_table, wanted)
             for slot, image in sorted(self.controller_images.items())
+        ]
+
+    def retired_finalizers(self, name: str) -> tuple[RetiredFinalizer, ...]:
+        controller = self.controllers.get(name)
+        return controller.retired_finalizers if controller else ()
+
+    def retired_condition_types(self, name: str) -> set[str]:
+        """The condition types this release stopped declaring for a CRD: its policy's
+        breaks, and those the live CRD's enum allows that the release's vocabulary lacks."""
+        controller = self.controllers.get(name)
+        retired = controller.retired_types() if controller else set()
+        before = schema_condition_types(self.live.get(name))
+        after = vocabulary(controller, self.chart.get(name))
+        if before is not None and after is not None:
+            retired |= set(before) - set(after)
+        return retired
+
+    def to_read(self) -> list[str]:
+        """The live CRDs whose stored objects may carry what this release stopped handling."""
+        return [
+            name
+            for name in sorted(self.live)
+            if self.retired_finalizers(name) or self.retired_condition_types(name)
         ]
 
     def both(self) -> list[tuple[str, Crd, Crd]]:
@@ -113,11 +225,13 @@ class Counter:
 
 @dataclass(frozen=True)
 class Side:
-    """One tree's CRDs, and the digest of each equal-when-unchanged counter's files."""
+    """One tree's CRDs, the digest of each equal-when-unchanged counter's files, and what
+    each CRD's controller handles as the tree's policy declares it."""
 
     label: str
     crds: Mapping[str, Crd]
     file_digests: Mapping[str, str] = field(default_factory=dict)
+    controllers: Mapping[str, Controller] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -185,8 +299,8 @@ def digest_changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple
 class HistorySubject:
     """A candidate tree against its baseline (verify-history): both sides, the digest of each
     CRD's normalized spec on each, the annotations of the schema version and digest and the
-    counters in play as the policy names them, its restart records, and ``stamp``: the
-    command that stamps the CRDs, for the messages."""
+    counters in play as the policy names them, its restart records, ``stamp``: the command
+    that stamps the CRDs, for the messages."""
 
     baseline: Side
     candidate: Side
@@ -197,6 +311,12 @@ class HistorySubject:
     counters: tuple[Counter, ...]
     restarts: tuple[Restart, ...]
     stamp: str
+
+    def controllers(self) -> Iterator[tuple[str, Controller | None, Controller | None]]:
+        """Each CRD the candidate keeps, with its controller on each side (None: none
+        declared); a CRD the candidate drops is the engine's UG101."""
+        for name in sorted(self.candidate.crds):
+            yield name, self.baseline.controllers.get(name), self.candidate.controllers.get(name)
 
     @cached_property
     def after(self) -> int | None:

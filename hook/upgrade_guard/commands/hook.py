@@ -374,18 +374,17 @@ def hook(
             stored=stored,
         )
         outcome = _judge(subject, chosen, cluster.server_version, admin)
-        if evidence_limit and outcome.findings:
-            outcome = _with_evidence(
-                outcome,
-                chart,
-                live_crds,
-                cluster.server_version,
-                chosen,
-                kubeconfig=kubeconfig,
-                context=context,
-                deadline=deadline,
-                limit=evidence_limit,
-            )
+        outcome = _with_stored_objects(
+            outcome,
+            subject,
+            cluster.server_version,
+            chosen,
+            admin,
+            kubeconfig=kubeconfig,
+            context=context,
+            deadline=deadline,
+            limit=evidence_limit,
+        )
     except ClusterError as error:
         _cannot_decide(ExitCode.CLUSTER_UNREACHABLE, str(error), fail_open, log)
     except typer.Exit:
@@ -538,37 +537,54 @@ def _read_cluster(
         return _Cluster(version, history.normalized(crds), written, api.attempts)
 
 
-def _with_evidence(
+def _with_stored_objects(
     outcome: Outcome,
-    chart: Mapping[str, Crd],
-    live_crds: Mapping[str, Crd],
+    subject: HookSubject,
     server_version: tuple[int, int],
     policy: Policy,
+    admin: Context,
     *,
     kubeconfig: str | None,
     context: str | None,
     deadline: float,
     limit: int,
 ) -> Outcome:
-    """Evidence from stored objects for the data-dependent findings. Imported here: the CEL
-    runtime takes a while to load, and a safe upgrade never needs it."""
-    from upgrade_guard.validation import evidence
+    """What the stored objects say, each CRD's listed once for every check that reads them:
+    evidence for the data-dependent findings, and the finalizers and condition types they
+    carry where this release stopped handling some (judged again with those). The CEL
+    runtime, which evidence needs, takes a while to load: a safe upgrade never loads it."""
+    gathered = None
+    if limit and outcome.findings:
+        from upgrade_guard.validation import evidence
 
-    if not any(f.code in evidence.DATA_RULES for f in outcome.findings):
+        gathered = evidence.Gathered(
+            outcome, subject.chart, subject.live, server_version, strict=policy.strict
+        )
+    contracts = subject.to_read()
+    names = list(dict.fromkeys([*(gathered.crds if gathered else ()), *contracts]))
+    if not names:
         return outcome
     from upgrade_guard.cluster.stored import stored_objects
 
+    carried = {}
     with stored_objects(
         kubeconfig=kubeconfig, context=context, deadline=deadline, limit=limit
     ) as list_stored:
-        return evidence.with_evidence(
-            outcome,
-            chart,
-            live_crds,
-            server_version,
-            strict=policy.strict,
-            list_stored=list_stored,
-        )
+        listings = list_stored(subject.live[name] for name in names)
+        for name, listing in zip(names, listings, strict=True):
+            tally = live.CarriedTally() if name in contracts else None
+            for obj in listing:
+                if gathered is not None:
+                    gathered.add(name, obj)
+                if tally is not None:
+                    tally.add(obj)
+            if gathered is not None:
+                gathered.listed(name, listing)
+            if tally is not None:
+                carried[name] = tally.carried(complete=listing.complete, problem=listing.problem)
+    if carried:
+        outcome = _judge(replace(subject, carried=carried), policy, server_version, admin)
+    return gathered.applied(outcome) if gathered is not None else outcome
 
 
 def _judge(

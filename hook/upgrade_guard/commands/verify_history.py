@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -12,6 +13,7 @@ from upgrade_guard.counters import digest
 from upgrade_guard.counters.history import verify_history
 from upgrade_guard.load import git_tree, locations
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
+from upgrade_guard.load.policy_file import policy_in_repository, policy_in_tree
 from upgrade_guard.policy import Policy
 from upgrade_guard.subjects import Side
 
@@ -19,14 +21,22 @@ REQUIRE_EXPLICIT_BASELINE_ENV = "UPGRADE_GUARD_REQUIRE_EXPLICIT_BASELINE"
 BASELINE_REF_ENV = "UPGRADE_GUARD_BASELINE_REF"
 
 
-def side_of(tree: git_tree.Tree, prefix: str, policy: Policy, max_bytes: int) -> Side:
-    """The CRDs under prefix in tree, and the digest of each counter's files."""
+def side_of(
+    tree: git_tree.Tree, prefix: str, policy: Policy, max_bytes: int, policy_path: str | None
+) -> Side:
+    """The CRDs under prefix in tree, the digest of each counter's files, and the controllers
+    the tree's own policy declares (the policy in use where it lies outside the repository,
+    or for the working tree)."""
     file_digests = {
         counter.name: digest.files_digest(git_tree.contents_of(tree, counter.files))
         for counter in policy.counters
         if counter.files
     }
-    return Side(tree.label, git_tree.crds_in(tree, prefix, max_bytes), file_digests)
+    declared = policy
+    if policy_path is not None and not isinstance(tree, git_tree.WorkTree):
+        declared = policy_in_tree(tree, policy_path)
+    crds = git_tree.crds_in(tree, prefix, max_bytes)
+    return Side(tree.label, crds, file_digests, declared.controllers)
 
 
 @options.guarded
@@ -64,11 +74,13 @@ def verify_history_command(
         )
     chosen = options.policy_from(policy)
     repository = git_tree.Repository.containing(directory)
+    policy_path = policy_in_repository(policy, Path.cwd(), repository)
+    watched = [pattern for c in chosen.counters for pattern in c.files]
     trees = git_tree.choose_baseline(
-        repository, baseline_ref, [pattern for c in chosen.counters for pattern in c.files]
+        repository, baseline_ref, [*watched, *([policy_path] if policy_path else [])]
     )
-    before = side_of(trees.baseline, repository.prefix, chosen, max_bytes)
-    after = side_of(trees.candidate, repository.prefix, chosen, max_bytes)
+    before = side_of(trees.baseline, repository.prefix, chosen, max_bytes, policy_path)
+    after = side_of(trees.candidate, repository.prefix, chosen, max_bytes, policy_path)
     if not before.crds and not after.crds:
         raise LoadError(
             f"{repository.prefix or '.'}: no CustomResourceDefinitions in {after.label}"

@@ -11,7 +11,10 @@ modules under rules/), each refusal a change the one judge (``judging``) makes a
 - the schema version does not go below the live CRDs' (a rollback below the written schema),
   and equal versions mean equal specs;
 - no state in the cluster was written at a newer controller-state version than this release
-  reads (live CRD annotations, and stored objects at the paths the policy lists).
+  reads (live CRD annotations, and stored objects at the paths the policy lists);
+- no stored object carries a finalizer this release no longer handles, nor (a warning) a
+  condition type it no longer declares: what the objects carry is tallied here
+  (``CarriedTally``), from the listing the hook makes once per CRD for every such check.
 """
 
 from __future__ import annotations
@@ -25,12 +28,55 @@ from upgrade_guard.images import ImageTable
 from upgrade_guard.judging import Placed
 from upgrade_guard.policy import CONTROLLER_STATE_VERSION, SCHEMA_VERSION, Policy, StoredState
 from upgrade_guard.rules.base import HookCheck
-from upgrade_guard.subjects import HookSubject, WrittenState
+from upgrade_guard.subjects import Carried, HookSubject, Stored, WrittenState
 
 _HOOK_CHECKS = tuple(rule for rule in rules.ALL_RULES if isinstance(rule, HookCheck))
 
 # The slot of an image passed without a name: the chart's `image` values.
 DEFAULT_SLOT = "image"
+
+
+SHOWN_HOLDERS = 5  # names kept for each finalizer or condition type
+
+
+class CarriedTally:
+    """The finalizers and condition types one CRD's stored objects carry, tallied object by
+    object (names and counts only: nothing of an object is kept)."""
+
+    def __init__(self) -> None:
+        self.checked = 0
+        self._finalizers: dict[str, list[str]] = {}
+        self._types: dict[str, list[str]] = {}
+        self._counts: dict[tuple[bool, str], int] = {}
+
+    def add(self, obj: Mapping[str, Any]) -> None:
+        self.checked += 1
+        meta = obj.get("metadata") or {}
+        holder = "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p)
+        conditions = (obj.get("status") or {}).get("conditions")
+        types = [c.get("type") for c in conditions or () if isinstance(c, Mapping)]
+        for is_finalizer, names, found in (
+            (True, self._finalizers, meta.get("finalizers") or ()),
+            (False, self._types, types),
+        ):
+            for key in {k for k in found if isinstance(k, str)}:
+                self._counts[is_finalizer, key] = self._counts.get((is_finalizer, key), 0) + 1
+                shown = names.setdefault(key, [])
+                if len(shown) < SHOWN_HOLDERS:
+                    shown.append(holder)
+
+    def carried(self, *, complete: bool, problem: str | None) -> Carried:
+        return Carried(
+            checked=self.checked,
+            complete=complete,
+            problem=problem,
+            finalizers={
+                k: Stored(self._counts[True, k], tuple(v)) for k, v in self._finalizers.items()
+            },
+            condition_types={
+                k: Stored(self._counts[False, k], tuple(v)) for k, v in self._types.items()
+            },
+        )
 
 
 def subject_for(
@@ -49,6 +95,7 @@ def subject_for(
         controller_images=controller_images,
         image_table=image_table,
         schema_key=policy.annotation(SCHEMA_VERSION),
+        controllers=policy.controllers,
         paired=(
             CONTROLLER_STATE_VERSION,
             *(c.name for c in policy.counters if c.paired_with_image),

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from upgrade_guard.load.documents import LoadError, load_documents
+from upgrade_guard.load.documents import LoadError, documents_of, load_documents
+from upgrade_guard.load.git_tree import Repository, Tree
 from upgrade_guard.policy import DEFAULT_POLICY, Policy, parse_policy
 
 CONVENTIONAL_NAME = ".upgrade-guard.yaml"
@@ -21,6 +22,30 @@ def read_policy(path: str) -> Policy:
     if len(documents) != 1:
         raise LoadError(f"{path}: a policy file holds exactly one YAML document")
     return parse_policy(documents[0].body, path)
+
+
+def policy_in_repository(path: str | None, start: Path, repository: Repository) -> str | None:
+    """The chosen policy file's path in the repository (POSIX, from its root), or None when
+    there is none or it lies outside."""
+    found = Path(path) if path else find_policy(start)
+    if found is None:
+        return None
+    try:
+        return found.resolve().relative_to(repository.root).as_posix()
+    except ValueError:
+        return None
+
+
+def policy_in_tree(tree: Tree, path: str) -> Policy:
+    """The policy a tree holds at path (verify-history's baseline); the defaults without one."""
+    if path not in tree.paths(path):
+        return DEFAULT_POLICY
+    data = tree.read([path])[path]
+    where = f"{tree.label}:{path}"
+    documents = list(documents_of(where, data))
+    if len(documents) != 1:
+        raise LoadError(f"{where}: a policy file holds exactly one YAML document")
+    return parse_policy(documents[0].body, where)
 
 
 def find_policy(start: Path) -> Path | None:

@@ -251,6 +251,94 @@ class Listing(Protocol):
     def __iter__(self) -> Iterator[Mapping[str, Any]]: ...
 
 
+class Gathered:
+    """The evidence for one outcome's data-dependent findings, gathered object by object
+    from listings made elsewhere (the hook reads each CRD's objects once, for every check
+    that needs them): ``crds`` names the CRDs whose objects it needs, in order; each object
+    goes to ``add``, each finished listing to ``listed``; ``applied`` then puts the evidence
+    on those findings in an outcome judged from the same changes."""
+
+    def __init__(
+        self,
+        outcome: Outcome,
+        chart: Mapping[str, Crd],
+        live: Mapping[str, Crd],
+        kube_version: tuple[int, int],
+        *,
+        strict: bool,
+    ) -> None:
+        self._strict = strict
+        self._kinds: dict[str, str] = {}
+        self._converted: list[Finding] = []
+        self._by_version: dict[str, dict[str, VersionEvidence]] = {}
+        self._listings: dict[str, Listing] = {}
+        for finding in outcome.findings:
+            if (
+                finding.code not in DATA_RULES
+                or finding.version not in chart.get(finding.crd, _NO_CRD).versions
+                or finding.crd not in live
+                or finding.excused is not None
+            ):
+                continue
+            name, version = finding.crd, str(finding.version)
+            if (live[name].spec.get("conversion") or {}).get("strategy", "None") != "None":
+                self._converted.append(finding)
+                continue
+            self._kinds[name] = str(live[name].names.get("plural") or name)
+            versions = self._by_version.setdefault(name, {})
+            if version not in versions:
+                schema = chart[name].versions[version]["schema"]["openAPIV3Schema"]
+                versions[version] = VersionEvidence(Judge(schema, kube_version), [])
+            versions[version].findings.append(finding)
+        self.crds = list(self._by_version)
+
+    def add(self, name: str, obj: Mapping[str, Any]) -> None:
+        for collected in self._by_version.get(name, {}).values():
+            collected.add(obj)
+
+    def listed(self, name: str, listing: Listing) -> None:
+        if name in self._by_version:
+            self._listings[name] = listing
+
+    def applied(self, outcome: Outcome) -> Outcome:
+        findings = list(outcome.findings)
+        first_of: dict[str, int] = {}
+        for i, finding in enumerate(findings):
+            if finding in self._converted:
+                findings[i] = not_checkable(finding, "objects are converted by a webhook")
+                continue
+            collected = self._by_version.get(finding.crd, {}).get(str(finding.version))
+            listing = self._listings.get(finding.crd)
+            if collected is None or listing is None or finding not in collected.findings:
+                continue
+            first_of.setdefault(finding.crd, i)
+            if listing.problem:
+                findings[i] = not_checkable(finding, listing.problem)
+                continue
+            findings[i] = classify(
+                finding,
+                collected.tallies.get(collected.findings.index(finding)),
+                collected.checked,
+                complete=listing.complete,
+                strict=self._strict,
+                kind=self._kinds[finding.crd],
+            )
+        for name, first in first_of.items():
+            by_version = self._by_version[name].values()
+            unpredicted = sum(c.unpredicted for c in by_version)
+            if unpredicted and not self._listings[name].problem:
+                names = sorted({n for c in by_version for n in c.unpredicted_names})
+                shown = ", ".join(names[:NAMES_SHOWN]) + (
+                    ", ..." if unpredicted > NAMES_SHOWN else ""
+                )
+                findings[first] = _note(
+                    findings[first],
+                    f"also {unpredicted:,} {self._kinds[name]} would fail their next update"
+                    f" where no finding points: {shown}",
+                )
+        return replace(outcome, findings=tuple(findings))
+
+
 def with_evidence(
     outcome: Outcome,
     chart: Mapping[str, Crd],
@@ -263,61 +351,13 @@ def with_evidence(
     """``outcome`` with evidence on every data-dependent finding about a CRD that is live:
     its stored objects are listed once and judged by each new version's schema.
     ``list_stored`` yields the listings of the CRDs it is given, in their order."""
-    findings = list(outcome.findings)
-    wanted: dict[str, list[int]] = {}
-    for index, finding in enumerate(findings):
-        if (
-            finding.code in DATA_RULES
-            and finding.version in chart.get(finding.crd, _NO_CRD).versions
-            and finding.crd in live
-            and finding.excused is None
-        ):
-            wanted.setdefault(finding.crd, []).append(index)
-    listed: dict[str, list[int]] = {}
-    for name, indices in wanted.items():
-        if (live[name].spec.get("conversion") or {}).get("strategy", "None") != "None":
-            for i in indices:
-                findings[i] = not_checkable(findings[i], "objects are converted by a webhook")
-        else:
-            listed[name] = indices
-    listings = list_stored(live[name] for name in listed)
-    for (name, indices), listing in zip(listed.items(), listings, strict=True):
-        kind = str(live[name].names.get("plural") or name)
-        by_version: dict[str, VersionEvidence] = {}
-        for i in indices:
-            version = str(findings[i].version)
-            if version not in by_version:
-                schema = chart[name].versions[version]["schema"]["openAPIV3Schema"]
-                by_version[version] = VersionEvidence(Judge(schema, kube_version), [])
-            by_version[version].findings.append(findings[i])
+    gathered = Gathered(outcome, chart, live, kube_version, strict=strict)
+    listings = list_stored(live[name] for name in gathered.crds)
+    for name, listing in zip(gathered.crds, listings, strict=True):
         for obj in listing:
-            for collected in by_version.values():
-                collected.add(obj)
-        for i in indices:
-            collected = by_version[str(findings[i].version)]
-            if listing.problem:
-                findings[i] = not_checkable(findings[i], listing.problem)
-                continue
-            tally = collected.tallies.get(collected.findings.index(findings[i]))
-            findings[i] = classify(
-                findings[i],
-                tally,
-                collected.checked,
-                complete=listing.complete,
-                strict=strict,
-                kind=kind,
-            )
-        unpredicted = sum(c.unpredicted for c in by_version.values())
-        if unpredicted and not listing.problem:
-            names = sorted({n for c in by_version.values() for n in c.unpredicted_names})
-            shown = ", ".join(names[:NAMES_SHOWN]) + (", ..." if unpredicted > NAMES_SHOWN else "")
-            first = indices[0]
-            findings[first] = _note(
-                findings[first],
-                f"also {unpredicted:,} {kind} would fail their next update where no finding"
-                f" points: {shown}",
-            )
-    return replace(outcome, findings=tuple(findings))
+            gathered.add(name, obj)
+        gathered.listed(name, listing)
+    return gathered.applied(outcome)
 
 
 _NO_CRD = Crd({"metadata": {"name": ""}, "spec": {}})

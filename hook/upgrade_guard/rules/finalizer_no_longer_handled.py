@@ -1,0 +1,64 @@
+"""UG611 finalizer-no-longer-handled
+
+What it flags: stored objects of a live CRD carrying a finalizer that this release's policy
+lists under `retired-finalizers` (its controller no longer handles it), with the count and
+the first names. When the objects could not all be read (a missing `list` permission, the
+`--evidence-limit`, the deadline) and none read carries it, it says so and refuses too:
+the guard cannot tell.
+
+Why it matters: only the controller that added a finalizer removes it. Once no controller
+handles it, deleting such an object never finishes: it hangs in `Terminating` forever, and
+a namespace holding one never goes away.
+
+Allowed: no stored object carries a retired finalizer (the old controller, or the declared
+migration, removed it from all of them). Finalizers of other controllers, and those the
+policy does not retire, are not this check's concern.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.base import HookCheck, listed
+from upgrade_guard.subjects import HookSubject
+
+
+def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+    for name, carried in sorted(subject.carried.items()):
+        for retired in subject.retired_finalizers(name):
+            finalizer = retired.finalizer
+            holders = carried.finalizers.get(finalizer)
+            if holders is not None:
+                message = (
+                    f"{holders.count:,} stored object(s) carry finalizer {finalizer}, which this"
+                    f" release no longer handles: {listed(holders.names)}; deleting them never"
+                    f" finishes (declared migration: {retired.migration})"
+                )
+            elif carried.problem or not carried.complete:
+                why = carried.problem or f"stopped at the limit of {carried.checked:,} objects"
+                message = (
+                    f"cannot tell whether stored objects carry finalizer {finalizer}, which this"
+                    f" release no longer handles: {why}"
+                )
+            else:
+                continue
+            yield name, Change(None, message, old=finalizer, new=None)
+
+
+RULE = HookCheck(
+    code="UG611",
+    name="finalizer-no-longer-handled",
+    severity=Severity.ERROR,
+    summary="Stored objects carry a finalizer this release no longer handles.",
+    doc=__doc__ or "",
+    check=check,
+    way_out=(
+        "let the release that handles the finalizer remove it from the objects named (or run"
+        " the declared migration), then upgrade; remove it by hand only after doing the"
+        " cleanup it stands for"
+    ),
+    author=(
+        "keep removing the old finalizer in this release's controller, and retire it in a later one"
+    ),
+)
