@@ -15,14 +15,14 @@ from typer.core import TyperGroup
 # name: (module under commands/, its function)
 COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("diff", "diff"),
-    "rules": ("rules", "list_rules"),
-    "explain": ("rules", "explain"),
+    "rules": ("rule_docs", "list_rules"),
+    "explain": ("rule_docs", "explain"),
     "stamp": ("stamp", "stamp"),
     "verify-history": ("verify_history", "verify_history_command"),
     "verify-lifecycle": ("verify_lifecycle", "verify_lifecycle_command"),
     "hook": ("hook", "hook"),
     "pack": ("pack", "pack"),
-    "schema": ("schema", "schema"),
+    "schema": ("published_schemas", "schema"),
 }
 SETTINGS: dict[str, Any] = dict(
     add_completion=False,

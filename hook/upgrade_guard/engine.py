@@ -20,7 +20,7 @@ from upgrade_guard.judging import Changes, Context, Placed, judge
 from upgrade_guard.policy import DEFAULT_POLICY, Policy
 from upgrade_guard.rules import crd_removed, unclassified_change
 from upgrade_guard.rules import served_versions_incompatible as served_pairs
-from upgrade_guard.rules.base import CrdRule, PropertyRule, RoleCheck, Rule, VersionRule
+from upgrade_guard.rules.kinds import CrdRule, PropertyRule, RoleCheck, Rule, VersionRule
 from upgrade_guard.subjects import RoleSubject
 
 _CRD_RULES = tuple(r for r in rules.ALL_RULES if isinstance(r, CrdRule))

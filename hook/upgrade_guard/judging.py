@@ -20,7 +20,7 @@ from upgrade_guard.findings import Change, Finding, Outcome, Severity
 from upgrade_guard.json_schema import did_you_mean
 from upgrade_guard.policy import DEFAULT_POLICY, DeclaredBreak, Policy, glob_pattern
 from upgrade_guard.rules import acceptance_unused, declared_break_unused
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.rules.kinds import Rule
 
 RATCHETING_SINCE = (1, 30)
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from testenv import Binaries
-from upgrade_guard.write import stamp as stamping
+from upgrade_guard.write import stamper
 
 TEMPLATE = """\
 # START crd {{- if .Values.crds.enabled }}
@@ -39,7 +39,7 @@ def test_every_render_carries_the_stamped_annotations(
     (chart / "templates").mkdir(parents=True)
     (chart / "Chart.yaml").write_text("apiVersion: v2\nname: widgets\nversion: 0.1.0\n")
     (chart / "values.yaml").write_text("crds:\n  enabled: true\n  keep: false\n")
-    stamped = stamping.stamp_text(TEMPLATE, {"widgets.example.com": WANTED}, "crds.yaml")
+    stamped = stamper.stamp_text(TEMPLATE, {"widgets.example.com": WANTED}, "crds.yaml")
     (chart / "templates" / "crds.yaml").write_text(stamped)
     rendered = subprocess.run(
         [str(testenv_binaries.helm), "template", "rel", str(chart), "--set", f"crds.keep={keep}"],

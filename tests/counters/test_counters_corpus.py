@@ -20,7 +20,7 @@ import pytest
 
 from corpus import projects, require_corpus
 from upgrade_guard.load.yaml_reader import read_documents
-from upgrade_guard.write.stamp import StampError, stamp_text
+from upgrade_guard.write.stamper import StampError, stamp_text
 
 V = "upgrade-guard.io/crd-schema-version"
 D = "upgrade-guard.io/crd-schema-digest"

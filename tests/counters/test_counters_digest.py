@@ -21,7 +21,7 @@ from upgrade_guard import engine, rules
 from upgrade_guard.counters import digest, history
 from upgrade_guard.crd import Crd
 from upgrade_guard.load.yaml_reader import read_documents
-from upgrade_guard.rules.base import HistoryCheck, HookCheck, LifecycleRule
+from upgrade_guard.rules.kinds import HistoryCheck, HookCheck, LifecycleRule
 
 Body = dict[str, Any]
 STRING = {"type": "string"}

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from history_kit import GitRepo, codes, gadget, widget
 
-from upgrade_guard.write import stamp as stamping
+from upgrade_guard.write import stamper
 
 CHANGED = {"size": {"type": "string"}, "color": {"type": "string"}}  # safe, but a change
 
@@ -158,15 +158,15 @@ WANTED = {"widgets.example.com": {"upgrade-guard.io/crd-schema-version": "1"}}
 
 
 def test_stamp_refuses_annotations_that_only_some_renders_have() -> None:
-    with pytest.raises(stamping.StampError) as raised:
-        stamping.stamp_text(CERT_MANAGER_STYLE, WANTED, "crds.yaml")
+    with pytest.raises(stamper.StampError) as raised:
+        stamper.stamp_text(CERT_MANAGER_STYLE, WANTED, "crds.yaml")
     message = str(raised.value)
     assert "inside the Helm conditional {{- if .Values.crds.keep }} (line 6)" in message
     assert "move the conditional inside metadata.annotations" in message
 
 
 def test_stamp_goes_above_a_conditional_inside_annotations() -> None:
-    stamped = stamping.stamp_text(GUARDED_ENTRIES, WANTED, "crds.yaml")
+    stamped = stamper.stamp_text(GUARDED_ENTRIES, WANTED, "crds.yaml")
     assert stamped == GUARDED_ENTRIES.replace(
         "  annotations:\n",
         '  annotations:\n    upgrade-guard.io/crd-schema-version: "1"\n',

@@ -8,7 +8,7 @@ import stat
 import pytest
 from history_kit import GitRepo, widget
 
-from upgrade_guard.write.stamp import StampError, read_annotations, stamp_text
+from upgrade_guard.write.stamper import StampError, read_annotations, stamp_text
 
 V = "upgrade-guard.io/crd-schema-version"
 D = "upgrade-guard.io/crd-schema-digest"

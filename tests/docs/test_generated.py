@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from upgrade_guard import rules
-from upgrade_guard.rules.base import HistoryCheck, HookCheck, Rule
+from upgrade_guard.rules.kinds import HistoryCheck, HookCheck, Rule
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"

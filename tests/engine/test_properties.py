@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from crd_builders import compare, crd, flagged, version
 from upgrade_guard import rules, schema
 from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import PropertyRule
+from upgrade_guard.rules.kinds import PropertyRule
 
 NAMES = st.sampled_from(["a", "b", "c", "mode", "size", "items", "x-y", "n1"])
 

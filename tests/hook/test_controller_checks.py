@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from crd_builders import NAME, crd, obj, spec_schema, version
-from upgrade_guard.counters import live
+from upgrade_guard.counters import hook_checks
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding
 from upgrade_guard.judging import Changes, judge
@@ -55,11 +55,11 @@ def found(
     )
     carried = {}
     for name in subject.to_read():
-        tally = live.CarriedTally()
+        tally = hook_checks.CarriedTally()
         for each in objects:
             tally.add(each)
         carried[name] = tally.carried(complete=complete, problem=problem)
-    changes = live.hook_changes(replace(subject, carried=carried))
+    changes = hook_checks.hook_changes(replace(subject, carried=carried))
     findings = judge(Changes(tuple(changes)), policy).findings
     return [f for f in findings if f.code in ("UG611", "UG612")]
 
@@ -151,7 +151,7 @@ def test_condition_types_no_longer_declared_warn(
 
 
 def test_the_tally_keeps_counts_and_the_first_names_only() -> None:
-    tally = live.CarriedTally()
+    tally = hook_checks.CarriedTally()
     for i in range(7):
         tally.add(stored(f"b{i}", (OLD, OLD)))
     carried = tally.carried(complete=True, problem=None)

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 from upgrade_guard.findings import Finding, Outcome, Severity
-from upgrade_guard.report import hook as hook_report
+from upgrade_guard.report import hook_log
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "corpus"
 
@@ -34,7 +34,7 @@ def test_the_largest_corpus_diff_fits_the_termination_message() -> None:
     outcome = _outcome_of(GOLDEN / "provider-upjet-aws" / "v1.23.0__v2.0.0.json")
     refusing = sum(f.refuses for f in outcome.findings)
     assert refusing > 1000
-    summary = hook_report.termination_summary(outcome, "pre-upgrade", 1911)
+    summary = hook_log.termination_summary(outcome, "pre-upgrade", 1911)
     assert len(summary.encode()) <= 4096
     lines = summary.splitlines()
     assert lines[0].startswith("upgrade-guard REFUSED: pre-upgrade of 1911 CRDs")
@@ -48,12 +48,12 @@ def test_the_log_starts_with_the_verdict_and_gives_each_way_out() -> None:
     stored = Finding("UG104", "stored-version-removed", Severity.ERROR, "w.example.com",
                      None, None, "stored version v1alpha1 removed")  # fmt: skip
     note = Finding("UG606", "first-adoption", Severity.INFO, "(all CRDs)", None, None, "adopted")
-    text = hook_report.render(
+    text = hook_log.render(
         Outcome((stored, note), 1), "pre-upgrade", 1, "read 1 CRD", chart_version="1.19.0"
     )
     assert text.splitlines() == [
         "upgrade-guard REFUSED: pre-upgrade of 1 CRD; 1 error, 1 info",
-        hook_report._LEGEND,
+        hook_log._LEGEND,
         "error UG104 stored-version-removed w.example.com: stored version v1alpha1 removed",
         "  now: migrate storage: rewrite every object at the storage version, remove the old"
         " version from status.storedVersions, then upgrade again",
@@ -65,8 +65,8 @@ def test_the_log_starts_with_the_verdict_and_gives_each_way_out() -> None:
 
 
 def test_a_long_message_is_cut_to_the_limit() -> None:
-    assert len(hook_report.fit("x" * 10_000).encode()) <= 4096
-    assert hook_report.fit("short\n") == "short\n"
+    assert len(hook_log.fit("x" * 10_000).encode()) <= 4096
+    assert hook_log.fit("short\n") == "short\n"
 
 
 def test_a_small_refusal_is_printed_whole() -> None:
@@ -89,20 +89,20 @@ def test_a_small_refusal_is_printed_whole() -> None:
         notes=evidence,
     )
     findings = (required("spec.a"), required("spec.b"), removed)
-    text = hook_report.render(Outcome(findings, 1), "pre-upgrade", 1, "read 1 CRD")
+    text = hook_log.render(Outcome(findings, 1), "pre-upgrade", 1, "read 1 CRD")
     assert text.splitlines() == [
         "upgrade-guard REFUSED: pre-upgrade of 1 CRD; 3 error",
-        hook_report._LEGEND,
+        hook_log._LEGEND,
         "error UG212 required-added, 2 times in 1 CRD: required added",
         "  at w.example.com v1 spec.a, w.example.com v1 spec.b",
-        f"  now: {hook_report.way_out(findings[0])}",
-        f"  chart author: {hook_report.author_fix(findings[0])}",
+        f"  now: {hook_log.way_out(findings[0])}",
+        f"  chart author: {hook_log.author_fix(findings[0])}",
         '  accept: {"chart":"VERSION","code":"UG212","crd":"w.example.com","version":"v1",'
         '"path":"spec.a"} (one entry per place: 2)',
         "error UG201 property-removed w.example.com v1 spec.c: removed",
         "  evidence: 2 stored objects affected: a, b",
-        f"  now: {hook_report.way_out(findings[2])}",
-        f"  chart author: {hook_report.author_fix(findings[2])}",
+        f"  now: {hook_log.way_out(findings[2])}",
+        f"  chart author: {hook_log.author_fix(findings[2])}",
         '  accept: {"chart":"VERSION","code":"UG201","crd":"w.example.com","version":"v1",'
         '"path":"spec.c"}',
         "read 1 CRD",
@@ -112,13 +112,13 @@ def test_a_small_refusal_is_printed_whole() -> None:
 
 def test_a_large_refusal_is_bounded_with_what_is_left_and_where() -> None:
     outcome = _outcome_of(GOLDEN / "provider-upjet-aws" / "v1.23.0__v2.0.0.json")
-    whole = hook_report.render(outcome, "pre-upgrade", 1911, limit=10**9)
-    text = hook_report.render(outcome, "pre-upgrade", 1911, "read 1911 CRDs")
-    assert len(whole.encode()) > 2 * hook_report.LOG_LIMIT
-    assert len(text.encode()) <= hook_report.LOG_LIMIT
+    whole = hook_log.render(outcome, "pre-upgrade", 1911, limit=10**9)
+    text = hook_log.render(outcome, "pre-upgrade", 1911, "read 1911 CRDs")
+    assert len(whole.encode()) > 2 * hook_log.LOG_LIMIT
+    assert len(text.encode()) <= hook_log.LOG_LIMIT
     lines = text.splitlines()
     assert lines[0].startswith("upgrade-guard REFUSED: pre-upgrade of 1911 CRDs")
-    assert lines[1] == hook_report._LEGEND
+    assert lines[1] == hook_log._LEGEND
     assert lines[2].startswith("error ")  # the first refusal right after the verdict
     assert lines[-1] == "read 1911 CRDs"
     left_out = re.fullmatch(
@@ -141,5 +141,5 @@ def test_a_large_refusal_is_bounded_with_what_is_left_and_where() -> None:
 def test_the_bound_never_cuts_the_first_refusal() -> None:
     path = "spec." + ".".join(["segment"] * 600)
     long = Finding("UG212", "required-added", Severity.ERROR, "w.example.com", "v1", path, "x")
-    text = hook_report.render(Outcome((long,), 1), "pre-upgrade", 1)
+    text = hook_log.render(Outcome((long,), 1), "pre-upgrade", 1)
     assert path in text.splitlines()[2]

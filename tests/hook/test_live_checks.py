@@ -9,14 +9,14 @@ from typing import Any
 import pytest
 
 from crd_builders import NAME, crd, spec_schema, version
-from upgrade_guard.counters import history, live
+from upgrade_guard.counters import history, hook_checks
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding
 from upgrade_guard.images import image_keys
 from upgrade_guard.judging import Changes, Placed, judge
 from upgrade_guard.load.image_table import parse_image_table
 from upgrade_guard.policy import DEFAULT_POLICY, Policy, PolicyError, parse_policy
-from upgrade_guard.report import hook as hook_report
+from upgrade_guard.report import hook_log
 from upgrade_guard.subjects import HookSubject, WrittenState
 
 TABLE = parse_image_table(
@@ -40,7 +40,10 @@ def paired(
     counters: dict[str, int], images: dict[str, str], table: Any, policy: Policy = DEFAULT_POLICY
 ) -> list[Finding]:
     """What the hook's checks find before the cluster is read: the pairing."""
-    return judged(live.hook_changes(live.subject_for(policy, {}, counters, images, table)), policy)
+    return judged(
+        hook_checks.hook_changes(hook_checks.subject_for(policy, {}, counters, images, table)),
+        policy,
+    )
 
 
 @pytest.mark.parametrize(
@@ -126,14 +129,14 @@ def test_several_controller_images_each_checked_and_named(
         image = {**SLOTS, **changed}[slot]
         assert finding.message.startswith(f"{slot}: the values deploy {image}")
     if setting:
-        assert any(setting in hook_report.way_out(f) for f in found), found
+        assert any(setting in hook_log.way_out(f) for f in found), found
 
 
 def test_a_pinned_tag_is_never_told_to_reset_then_reuse_alone() -> None:
     """--reset-then-reuse-values keeps a tag the admin set, so it is not the way out: the
     way out sets the tag the table pairs with this chart, which wins over either."""
     (finding,) = _several({**SLOTS, "image": "quay.io/jetstack/cert-manager-controller:v1.18.0"})
-    way_out = hook_report.way_out(finding)
+    way_out = hook_log.way_out(finding)
     assert way_out.startswith("helm upgrade RELEASE CHART --reuse-values --set image.tag=v1.19.0 ")
     assert "--reset-then-reuse-values alone keeps an image you set" in way_out
 
@@ -142,7 +145,7 @@ def test_no_paired_image_in_the_table_says_so() -> None:
     (finding,) = paired({"controller-state-version": 9}, {"image": "c:v1.19.0"}, CERT_MANAGER)
     assert finding.code == "UG602"
     assert "no image in the chart's table compiles controller-state-version 9" in finding.message
-    assert "--set" not in hook_report.way_out(finding)
+    assert "--set" not in hook_log.way_out(finding)
 
 
 def test_a_counter_marked_paired_is_checked_too() -> None:
@@ -196,7 +199,7 @@ SCHEMA = [
 )
 def test_schema_against_live(live_crd: Crd, chart_crd: Crd, codes: set[str]) -> None:
     chart, cluster = history.normalized({NAME: chart_crd}), history.normalized({NAME: live_crd})
-    found = judged(live.hook_changes(HookSubject(chart, cluster)))
+    found = judged(hook_checks.hook_changes(HookSubject(chart, cluster)))
     assert {f.code for f in found} == codes
     assert all(f.refuses == (f.code in {"UG603", "UG604"}) for f in found)
 
@@ -207,16 +210,18 @@ def test_state_written_by_a_newer_release() -> None:
         WrittenState(2, "widgets.example.com ns/b (status.stateVersion)"),
     ]
     reads = {"controller-state-version": 2}
-    found = judged(live.hook_changes(HookSubject(chart_counters=reads, written_state=written)))
+    found = judged(
+        hook_checks.hook_changes(HookSubject(chart_counters=reads, written_state=written))
+    )
     assert [f.code for f in found] == ["UG605"]
     assert "ns/a" in found[0].message and "ns/b" not in found[0].message
     reads = {"controller-state-version": 3}
-    assert live.hook_changes(HookSubject(chart_counters=reads, written_state=written)) == []
+    assert hook_checks.hook_changes(HookSubject(chart_counters=reads, written_state=written)) == []
 
 
 def test_state_on_live_crd_annotations() -> None:
     crds = {NAME: stamped(OLD, **{"controller-state-version": "4"})}
-    assert live.live_state(crds, DEFAULT_POLICY) == [
+    assert hook_checks.live_state(crds, DEFAULT_POLICY) == [
         WrittenState(4, f"CRD {NAME} (upgrade-guard.io/controller-state-version)")
     ]
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from crd_builders import crd
-from upgrade_guard.counters import live
+from upgrade_guard.counters import hook_checks
 from upgrade_guard.crd import Crd
 from upgrade_guard.judging import Changes, judge
 from upgrade_guard.load.documents import LoadError
@@ -125,7 +125,7 @@ def test_helm_deletes_a_dropped_crd_unless_the_live_object_keeps_it(
         dropped=dropped,
         stored={NAME: Stored(7, ("ns/a", "ns/b"))},
     )
-    outcome = judge(Changes(tuple(live.hook_changes(subject))), DEFAULT_POLICY)
+    outcome = judge(Changes(tuple(hook_checks.hook_changes(subject))), DEFAULT_POLICY)
     assert [f.code for f in outcome.findings] == (["UG608"] if refused else [])
     assert outcome.safe is not refused
     if refused:
@@ -136,7 +136,7 @@ def test_helm_deletes_a_dropped_crd_unless_the_live_object_keeps_it(
 def test_a_first_adoption_is_reported_while_no_release_ran_the_guard() -> None:
     chart = {NAME: Crd(crd())}
     first = HookSubject(chart=chart, live=chart)
-    codes = {p.rule.code for p in live.hook_changes(first)}
+    codes = {p.rule.code for p in hook_checks.hook_changes(first)}
     assert "UG606" in codes
     again = HookSubject(chart=chart, live=chart, adopted=True)
-    assert "UG606" not in {p.rule.code for p in live.hook_changes(again)}
+    assert "UG606" not in {p.rule.code for p in hook_checks.hook_changes(again)}

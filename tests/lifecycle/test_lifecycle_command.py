@@ -14,9 +14,9 @@ from lifecycle_kit import ReleaseRepo, served, versions
 from upgrade_guard import rules
 from upgrade_guard.lifecycle.settings import Tier
 from upgrade_guard.lifecycle.timeline import tier_from_name
-from upgrade_guard.load.releases import version_order
+from upgrade_guard.load.release_tags import version_order
 from upgrade_guard.policy import PolicyError, parse_policy
-from upgrade_guard.rules.base import LifecycleRule
+from upgrade_guard.rules.kinds import LifecycleRule
 
 JAN = "2024-01-15T12:00:00+00:00"
 FEB = "2024-02-15T12:00:00+00:00"

@@ -21,7 +21,7 @@ def _rule_modules(package: ModuleType) -> list[ModuleType]:
     return [
         importlib.import_module(f"{package.__name__}.{m.name}")
         for m in pkgutil.iter_modules(package.__path__)
-        if m.name != "base"
+        if m.name != "kinds"
     ]
 
 

@@ -22,7 +22,7 @@ import typer
 
 from upgrade_guard import engine
 from upgrade_guard.commands import options
-from upgrade_guard.counters import history, live
+from upgrade_guard.counters import history, hook_checks
 from upgrade_guard.crd import Crd, Source, stamped_number
 from upgrade_guard.findings import ExitCode, Outcome
 from upgrade_guard.judging import Acceptance, Changes, Context, judge
@@ -31,8 +31,7 @@ from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError,
 from upgrade_guard.load.helm_record import Operation, Record, decode, find_operation, record_name
 from upgrade_guard.load.image_table import read_image_table
 from upgrade_guard.policy import CONTROLLER_STATE_VERSION, Policy, PolicyError, canonical_number
-from upgrade_guard.report import REPORTERS
-from upgrade_guard.report import hook as hook_report
+from upgrade_guard.report import REPORTERS, hook_log
 from upgrade_guard.rules import acceptance_unused
 from upgrade_guard.subjects import HookSubject, Stored, WrittenState
 
@@ -63,7 +62,7 @@ class TerminationLog:
         if self.path is None:
             return
         try:
-            self.path.write_text(hook_report.fit(text))
+            self.path.write_text(hook_log.fit(text))
         except OSError as error:
             typer.echo(f"upgrade-guard: cannot write {self.path}: {error.strerror}", err=True)
 
@@ -90,7 +89,7 @@ def _controller_images(given: list[str]) -> dict[str, str]:
     images: dict[str, str] = {}
     for item in given:
         slot, _, image = item.rpartition("=")
-        slot = slot or live.DEFAULT_SLOT
+        slot = slot or hook_checks.DEFAULT_SLOT
         if not image.strip() or slot in images:
             raise options.UsageProblem(
                 f"--controller-image {item}: expected SLOT=IMAGE or IMAGE, each slot once"
@@ -151,11 +150,11 @@ def _emit(
     chart_version: str | None = None,
 ) -> NoReturn:
     if output == "text":
-        report = hook_report.render(outcome, phase, checked, footer, chart_version=chart_version)
+        report = hook_log.render(outcome, phase, checked, footer, chart_version=chart_version)
         sys.stdout.write(report)
     else:
         sys.stdout.write(REPORTERS[output](outcome))
-    log.write(hook_report.termination_summary(outcome, phase, checked))
+    log.write(hook_log.termination_summary(outcome, phase, checked))
     raise typer.Exit(int(outcome.exit_code))
 
 
@@ -303,7 +302,7 @@ def hook(
             raise options.UsageProblem("--timeout must be positive")
         given = options.counter_options(counter, chosen)
         acceptances = _acceptances(accept or [], chart_version)
-        subject = live.subject_for(
+        subject = hook_checks.subject_for(
             chosen,
             bundled or {},
             _chart_counters(given, bundled or {}, chosen),
@@ -316,7 +315,7 @@ def hook(
     # Before the cluster is read only the pairing of chart and images can refuse; the
     # schemas are not compared yet, so no declared break or acceptance is used or unused.
     admin = Context(chart_version=chart_version, acceptances=acceptances)
-    pairing = Changes(tuple(live.hook_changes(subject)))
+    pairing = Changes(tuple(hook_checks.hook_changes(subject)))
     paired = judge(pairing, replace(chosen, declared_breaks=()), admin)
     unused = acceptance_unused.RULE.code
     paired = replace(paired, findings=tuple(f for f in paired.findings if f.code != unused))
@@ -453,7 +452,7 @@ def _read_operation(
 ) -> Operation | None:
     """The pending release record and the one it replaces; None when not run by Helm."""
     from upgrade_guard.cluster.client import Api, ClusterError, load_configuration
-    from upgrade_guard.cluster.releases import release_secret
+    from upgrade_guard.cluster.release_records import release_secret
 
     with Api(load_configuration(kubeconfig, context), deadline) as api:
 
@@ -475,7 +474,7 @@ def _count_stored(
     if not crds:
         return {}
     from upgrade_guard.cluster.client import Api, load_configuration
-    from upgrade_guard.cluster.releases import stored_names
+    from upgrade_guard.cluster.release_records import stored_names
 
     counted: dict[str, Stored] = {}
     with Api(load_configuration(kubeconfig, context), deadline) as api:
@@ -520,13 +519,13 @@ def _read_cluster(
             crds = crds_from(documents, validate=False)
         except LoadError as error:
             raise ClusterError(f"cannot read a live CRD: {error}") from None
-        written = live.live_state(crds, policy)
+        written = hook_checks.live_state(crds, policy)
         for location in policy.stored_state:
-            at = live.stored_state_version(location, crds)
+            at = hook_checks.stored_state_version(location, crds)
             if at is None:
                 continue
             for holder, value in values_at(api, location.group, at, location.plural, location.path):
-                state = live.written_in(location, holder, value)
+                state = hook_checks.written_in(location, holder, value)
                 if state is None:
                     raise ClusterError(
                         f"{location.resource} {holder}: {'.'.join(location.path)} is not a"
@@ -572,7 +571,7 @@ def _with_stored_objects(
     ) as list_stored:
         listings = list_stored(subject.live[name] for name in names)
         for name, listing in zip(names, listings, strict=True):
-            tally = live.CarriedTally() if name in contracts else None
+            tally = hook_checks.CarriedTally() if name in contracts else None
             for obj in listing:
                 if gathered is not None:
                     gathered.add(name, obj)
@@ -595,7 +594,7 @@ def _judge(
     compared = engine.changes_between(subject.live, subject.chart, policy)
     release = history.release_of(policy, subject.live, subject.chart)
     return judge(
-        replace(compared, raw=tuple(live.hook_changes(subject)) + compared.raw),
+        replace(compared, raw=tuple(hook_checks.hook_changes(subject)) + compared.raw),
         policy,
         replace(admin, kube_version=server_version, release=release),
     )

@@ -25,7 +25,7 @@ from upgrade_guard.load.documents import (
     read_inputs,
 )
 from upgrade_guard.policy import SCHEMA_DIGEST, SCHEMA_VERSION, Policy
-from upgrade_guard.write import stamp as stamping
+from upgrade_guard.write import stamper
 
 
 @dataclass(frozen=True)
@@ -149,21 +149,21 @@ def stamp(
                 }
                 for name, crd in crd_file.crds.items()
             }
-            result = stamping.stamp_text(crd_file.text, wanted, str(crd_file.path))
-        except (stamping.StampError, digest.DigestError) as error:
+            result = stamper.stamp_text(crd_file.text, wanted, str(crd_file.path))
+        except (stamper.StampError, digest.DigestError) as error:
             raise LoadError(str(error)) from None
         if result == crd_file.text:
             continue
         changed += 1
         if check:
-            before = stamping.read_annotations(crd_file.text)
+            before = stamper.read_annotations(crd_file.text)
             for name, values in sorted(wanted.items()):
                 stale = [k for k, v in values.items() if before.get(name, {}).get(k) != v]
                 stale_digest = stale_digest or digest_key in stale
                 if stale:
                     typer.echo(f"{crd_file.path}: CRD {name}: would set {', '.join(stale)}")
         else:
-            stamping.write_file(crd_file.path, result)
+            stamper.write_file(crd_file.path, result)
     total = sum(len(f.crds) for f in files)
     summary = f"{total} CRDs in {len(files)} files, schema version {wanted_version}"
     if not check:

@@ -20,9 +20,9 @@ from upgrade_guard.judging import Changes, Placed, judge
 from upgrade_guard.lifecycle.timeline import Release, ReleaseHistory
 from upgrade_guard.load import git_tree
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES
-from upgrade_guard.load.releases import read_releases, with_candidate
+from upgrade_guard.load.release_tags import read_releases, with_candidate
 from upgrade_guard.policy import Policy
-from upgrade_guard.rules.base import LifecycleRule
+from upgrade_guard.rules.kinds import LifecycleRule
 
 
 def breaking_changes(

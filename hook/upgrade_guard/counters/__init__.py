@@ -2,5 +2,5 @@
 
 Pure: reads no files and runs no git. ``digest`` normalizes a CRD spec and hashes it,
 ``history`` judges a candidate CRD set against its baseline (version rules, other counters,
-the engine on storage versions), ``live`` judges a chart against what is live (the hook).
+the engine on storage versions), ``hook_checks`` judges a chart against what is live (the hook).
 """

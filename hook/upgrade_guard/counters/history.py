@@ -52,7 +52,7 @@ from upgrade_guard.policy import (
     Policy,
     Restart,
 )
-from upgrade_guard.rules.base import HistoryCheck
+from upgrade_guard.rules.kinds import HistoryCheck
 from upgrade_guard.subjects import HistorySubject, Side, digest_changes, stamped
 
 _HISTORY_CHECKS = tuple(rule for rule in rules.ALL_RULES if isinstance(rule, HistoryCheck))

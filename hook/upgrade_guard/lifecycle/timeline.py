@@ -1,6 +1,6 @@
 """Each CRD version's history over the releases read: served, deprecated, storage, gone.
 
-Releases arrive in release order (``load/releases`` sorts tags by version). A rule asks
+Releases arrive in release order (``load/release_tags`` sorts tags by version). A rule asks
 about one version at one release index; the windows it checks count releases by index
 and time by the releases' dates.
 """

@@ -72,7 +72,7 @@ from upgrade_guard.rules import (
     unserved_without_deprecation,
     validation_rule_added,
 )
-from upgrade_guard.rules.base import Rule
+from upgrade_guard.rules.kinds import Rule
 
 ALL_RULES: tuple[Rule, ...] = tuple(
     sorted(

@@ -19,7 +19,7 @@ again for this chart version, copied from this report's `accept:` lines.
 from __future__ import annotations
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import EngineRule
+from upgrade_guard.rules.kinds import EngineRule
 
 RULE = EngineRule(
     code="UG903",

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from upgrade_guard.findings import Severity
 from upgrade_guard.lifecycle.settings import BreakingChanges
 from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
-from upgrade_guard.rules.base import LifecycleRule
+from upgrade_guard.rules.kinds import LifecycleRule
 
 _SHOWN = 8
 

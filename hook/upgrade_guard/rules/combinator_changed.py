@@ -19,7 +19,7 @@ from typing import Any
 
 from upgrade_guard import schema
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import PropertyRule
+from upgrade_guard.rules.kinds import PropertyRule
 
 # The anyOf an x-kubernetes-int-or-string node may carry (controller-gen writes it): it
 # says what the extension says and constrains nothing more.

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import HistoryCheck
+from upgrade_guard.rules.kinds import HistoryCheck
 from upgrade_guard.subjects import HistorySubject, vocabulary
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import HookCheck, listed
+from upgrade_guard.rules.kinds import HookCheck, listed
 from upgrade_guard.subjects import HookSubject
 
 

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from upgrade_guard.crd import annotations_of
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import HookCheck
+from upgrade_guard.rules.kinds import HookCheck
 from upgrade_guard.subjects import HookSubject, Stored
 
 KEEP_ANNOTATION = "helm.sh/resource-policy"

@@ -12,7 +12,7 @@ Allowed: a CRD only on the new side; nothing is stored at it yet.
 from __future__ import annotations
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import EngineRule
+from upgrade_guard.rules.kinds import EngineRule
 
 RULE = EngineRule(
     code="UG101",

@@ -16,7 +16,7 @@ releases skip it. Chart author: remove the break or give it its `schema-version`
 from __future__ import annotations
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import EngineRule
+from upgrade_guard.rules.kinds import EngineRule
 
 RULE = EngineRule(
     code="UG902",

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 
 from upgrade_guard.findings import Severity
 from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory, elapsed
-from upgrade_guard.rules.base import LifecycleRule
+from upgrade_guard.rules.kinds import LifecycleRule
 
 
 def check(history: ReleaseHistory) -> Iterator[LifecycleViolation]:

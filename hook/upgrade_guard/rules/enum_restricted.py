@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from upgrade_guard import schema
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import PropertyRule
+from upgrade_guard.rules.kinds import PropertyRule
 
 
 def compare(at: schema.Location) -> Iterator[Change]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import ALL_CRDS, HistoryCheck
+from upgrade_guard.rules.kinds import ALL_CRDS, HistoryCheck
 from upgrade_guard.subjects import HistorySubject
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import CrdRule
+from upgrade_guard.rules.kinds import CrdRule
 
 _FIELDS = (
     ("group", "spec.group"),

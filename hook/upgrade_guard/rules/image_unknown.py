@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import ALL_CRDS, HookCheck
+from upgrade_guard.rules.kinds import ALL_CRDS, HookCheck
 from upgrade_guard.subjects import HookSubject
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import PropertyRule
+from upgrade_guard.rules.kinds import PropertyRule
 from upgrade_guard.schema import Location
 
 

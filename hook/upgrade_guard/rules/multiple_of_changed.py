@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import PropertyRule
+from upgrade_guard.rules.kinds import PropertyRule
 from upgrade_guard.schema import Location
 
 

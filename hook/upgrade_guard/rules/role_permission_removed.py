@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.manifests import Permission, Role, removed_permissions
-from upgrade_guard.rules.base import RoleCheck, listed
+from upgrade_guard.rules.kinds import RoleCheck, listed
 from upgrade_guard.subjects import RoleSubject
 
 LIVE = "the live ClusterRole"

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from upgrade_guard.crd import stamped_number
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import HookCheck
+from upgrade_guard.rules.kinds import HookCheck
 from upgrade_guard.subjects import HookSubject
 
 

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import CrdRule
+from upgrade_guard.rules.kinds import CrdRule
 
 
 def compare(old: Crd, new: Crd) -> Iterator[Change]:

@@ -14,7 +14,7 @@ Allowed: served versions with identical schemas, or differences the old CRD alre
 from __future__ import annotations
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import EngineRule
+from upgrade_guard.rules.kinds import EngineRule
 
 RULE = EngineRule(
     code="UG110",

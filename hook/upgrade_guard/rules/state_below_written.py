@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from upgrade_guard.crd import CONTROLLER_STATE_VERSION
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import ALL_CRDS, HookCheck, listed
+from upgrade_guard.rules.kinds import ALL_CRDS, HookCheck, listed
 from upgrade_guard.subjects import HookSubject
 
 

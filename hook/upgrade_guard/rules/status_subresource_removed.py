@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import VersionRule
+from upgrade_guard.rules.kinds import VersionRule
 
 
 def _has_status(version: Mapping[str, Any]) -> bool:

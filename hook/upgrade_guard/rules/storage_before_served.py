@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 
 from upgrade_guard.findings import Severity
 from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory, elapsed
-from upgrade_guard.rules.base import LifecycleRule
+from upgrade_guard.rules.kinds import LifecycleRule
 
 
 def _both_served(history: ReleaseHistory, crd: str, old: str, new: str) -> Callable[[int], bool]:

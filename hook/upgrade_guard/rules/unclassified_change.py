@@ -13,7 +13,7 @@ Allowed: documentation-only changes.
 from __future__ import annotations
 
 from upgrade_guard.findings import Severity
-from upgrade_guard.rules.base import EngineRule
+from upgrade_guard.rules.kinds import EngineRule
 
 RULE = EngineRule(
     code="UG901",

@@ -18,7 +18,7 @@ from typing import Any
 
 from upgrade_guard import schema
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.base import PropertyRule
+from upgrade_guard.rules.kinds import PropertyRule
 
 
 def _by_expression(node: schema.Node) -> dict[str, Mapping[str, Any]]:

@@ -12,7 +12,7 @@ import yaml
 from upgrade_guard.load.documents import LoadError
 from upgrade_guard.load.policy_file import CONVENTIONAL_NAME, find_policy
 from upgrade_guard.load.yaml_reader import describe
-from upgrade_guard.write.stamp import write_file
+from upgrade_guard.write.stamper import write_file
 
 
 def _entries_text(entries: list[tuple[int, dict[str, Any]]], indent: str) -> str:

@@ -12,7 +12,7 @@ from upgrade_guard import rules as engine_rules
 from upgrade_guard import topics
 from upgrade_guard.commands import options
 from upgrade_guard.findings import ExitCode
-from upgrade_guard.rules.base import HistoryCheck, LifecycleRule, Rule
+from upgrade_guard.rules.kinds import HistoryCheck, LifecycleRule, Rule
 
 
 class ListFormat(enum.StrEnum):

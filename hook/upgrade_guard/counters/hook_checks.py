@@ -27,7 +27,7 @@ from upgrade_guard.crd import Crd, canonical_number, stamped_number
 from upgrade_guard.images import ImageTable
 from upgrade_guard.judging import Placed
 from upgrade_guard.policy import CONTROLLER_STATE_VERSION, SCHEMA_VERSION, Policy, StoredState
-from upgrade_guard.rules.base import HookCheck
+from upgrade_guard.rules.kinds import HookCheck
 from upgrade_guard.subjects import Carried, HookSubject, Stored, WrittenState
 
 _HOOK_CHECKS = tuple(rule for rule in rules.ALL_RULES if isinstance(rule, HookCheck))
