@@ -45,7 +45,7 @@ def helm_status(helm: ToolRunner, namespace: str) -> str:
 
 
 @pytest.mark.parametrize("chart", ["upgrade-guard", "example/1.0.0", "example/2.0.0",
-                                   "example/3.0.0"])  # fmt: skip
+                                   "example/3.0.0", "example/4.0.0"])  # fmt: skip
 def test_helm_lint_is_clean(helm: ToolRunner, chart: str) -> None:
     result = helm("lint", "--strict", str(SNIPPETS / chart))
     assert result.returncode == 0, show(result)

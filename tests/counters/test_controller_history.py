@@ -5,6 +5,9 @@ change that passes."""
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,6 +18,7 @@ from crd_builders import crd, version
 from upgrade_guard.policy import PolicyError, parse_policy
 
 NAME = "widgets.example.com"
+EXAMPLE = Path(__file__).resolve().parents[2] / "chart-snippets" / "example"
 POLICY = ".upgrade-guard.yaml"
 
 
@@ -176,3 +180,27 @@ def test_a_crd_declared_twice_is_bad_input() -> None:
     with pytest.raises(PolicyError) as raised:
         parse_policy({"controllers": [{"crd": NAME}, {"crd": NAME}]}, "policy.yaml")
     assert f"controllers[1]: {NAME} is declared twice" in str(raised.value)
+
+
+def test_the_example_charts_finalizer_rename_passes_with_its_migration_only(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "chart")
+    for release in ("3.0.0", "4.0.0"):
+        for part in ("templates/crds", "upgrade-guard/policy.yaml"):
+            source, target = EXAMPLE / release / part, repo.root / part
+            if source.is_dir():
+                shutil.rmtree(target, ignore_errors=True)
+                shutil.copytree(source, target)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy(source, target)
+        repo.commit(release)
+    args = ("verify-history", "templates/crds", "--policy", "upgrade-guard/policy.yaml",
+            "--baseline-ref", "HEAD^")  # fmt: skip
+    done = repo.ug(*args, "--output", "json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    policy = repo.root / "upgrade-guard" / "policy.yaml"
+    declared = yaml.safe_load(policy.read_text())
+    del declared["controllers"][0]["retired-finalizers"]
+    policy.write_text(yaml.safe_dump(declared))
+    done = repo.ug(*args, "--output", "json")
+    assert done.returncode == 1 and codes(json.loads(done.stdout)) == {"UG721"}, done.stdout

@@ -1,0 +1,3 @@
+{{- define "example-operator.image" -}}
+{{ .Values.image.repository }}:{{ .Values.image.tag }}
+{{- end -}}

@@ -1,0 +1,63 @@
+"""The example chart's release 4.0.0 renames the Backup finalizer (example.io/cleanup to
+example.io/cleanup-v2, issue 24): installed at 3.0.0 with the real helm against the real
+apiserver, the upgrade to 4.0.0 is refused by its guard Job (the real image, the chart's own
+RBAC) while a stored Backup carries the old finalizer, and passes once it carries the new
+one (tests/counters/test_controller_history.py holds the same releases to verify-history)."""
+
+from __future__ import annotations
+
+import json
+
+from test_chart_snippets import CRD, EXAMPLE, GUARD_VALUES, helm_status, schema_version, show
+
+from testenv import Cluster, Image, JobRunner, ToolRunner, wait_for
+
+OLD, NEW = "example.io/cleanup", "example.io/cleanup-v2"
+
+
+def test_the_upgrade_is_refused_while_a_backup_carries_the_old_finalizer(
+    cluster: Cluster,
+    namespace: str,
+    job_runner: JobRunner,
+    helm: ToolRunner,
+    guard_image: Image,
+) -> None:
+    # The example's CRD is cluster-wide: another test's release may own it.
+    cluster.admin.delete(CRD)
+    wait_for(lambda: cluster.admin.get_or_none(CRD) is None, timeout=60, what="CRD deleted")
+    guard = job_runner.expect(namespace, "rel-upgrade-guard")
+    install = helm("install", "rel", str(EXAMPLE / "3.0.0"), "-n", namespace, *GUARD_VALUES)
+    assert install.returncode == 0, show(install)
+    assert guard.wait(1, timeout=60).succeeded
+    # A Backup as 3.0.0's controller keeps it: carrying the finalizer it handles.
+    backup = f"/apis/example.io/v1/namespaces/{namespace}/backups/nightly"
+    cluster.admin.create(backup.rsplit("/", 1)[0], {
+        "apiVersion": "example.io/v1", "kind": "Backup",
+        "metadata": {"name": "nightly", "finalizers": [OLD]},
+        "spec": {"schedule": "0 3 * * *", "target": "s3://backups"},
+    })  # fmt: skip
+    try:
+        four = str(EXAMPLE / "4.0.0")
+        refused = helm("upgrade", "rel", four, "-n", namespace, *GUARD_VALUES)
+        assert refused.returncode != 0, show(refused)
+        log = guard.wait(2, timeout=60).log
+        assert log.startswith("upgrade-guard REFUSED: pre-upgrade"), log
+        expected = (
+            f"1 stored object(s) carry finalizer {OLD}, which this release no longer handles:"
+            f" {namespace}/nightly; deleting them never finishes"
+        )
+        assert expected in " ".join(log.split()), log
+        assert "UG611" in refused.stderr, show(refused)  # helm prints the failed hook's log
+        assert helm_status(helm, namespace) == "failed"
+        assert schema_version(cluster) == "3"
+
+        # The declared migration: the Backup swaps the old finalizer for the new one.
+        cluster.admin.patch(backup, {"metadata": {"finalizers": [NEW]}})
+        passed = helm("upgrade", "rel", four, "-n", namespace, *GUARD_VALUES)
+        assert passed.returncode == 0, show(passed)
+        assert guard.wait(3, timeout=60).succeeded
+        history = helm("history", "rel", "-n", namespace, "-o", "json")
+        deployed = [r for r in json.loads(history.stdout) if r["status"] == "deployed"]
+        assert [r["chart"] for r in deployed] == ["example-operator-4.0.0"]
+    finally:
+        cluster.admin.patch(backup, {"metadata": {"finalizers": None}})
