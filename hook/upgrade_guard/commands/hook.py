@@ -278,7 +278,9 @@ def hook(
     evidence_limit: Annotated[
         int,
         typer.Option(
-            help="Stored objects judged per resource for evidence (0: no evidence).", min=0
+            help="Stored objects read per resource, for evidence and for the finalizers and"
+            " condition types they carry (0: no evidence).",
+            min=0,
         ),
     ] = DEFAULT_EVIDENCE_LIMIT,
 ) -> None:
