@@ -16,7 +16,8 @@ apiserver's own words where it has them:
    share one implementation of the apiserver's value semantics (regular expressions,
    formats, numbers, enums: validation/values.py and validation/regexes.py).
 
-Not reproduced: CEL compilation and cost budgets, and CEL rules run on defaults. Not judged,
+CEL rules are compiled as the apiserver compiles them (validation/cel_compile.py). Not
+reproduced: CEL cost budgets, and CEL rules run on defaults. Not judged,
 on purpose: object metadata other than the name (labels, annotations) and the conversion
 webhook's client config (URL, service, CA bundle): charts fill them in when they render, and
 chart sources are often read unrendered (the corpus' cert-manager CRDs carry
@@ -34,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from upgrade_guard import schema
-from upgrade_guard.validation import regexes, values
+from upgrade_guard.validation import cel_compile, regexes, values
 from upgrade_guard.validation.openapi import OpenAPIValidator
 
 _INT64 = (-(2**63), 2**63 - 1)
@@ -1022,6 +1023,13 @@ def _check_selectable_fields(fields: list[Any], root: Mapping[str, Any]) -> None
             )
 
 
+def _check_rules(root: Mapping[str, Any], prefix: str) -> None:
+    """The schema's CEL rules, compiled as the apiserver compiles them (once the schema
+    passed every other check: it compiles rules only then)."""
+    for problem in cel_compile.schema_problems(root, _APISERVER_VERSION, prefix):
+        _fail(f"{_schema_path(problem.parts)} ({problem.keyword})", problem.detail)
+
+
 # Defaults ------------------------------------------------------------------------------------
 # The apiserver whose acceptance of a CRD is reproduced (formats by Kubernetes version).
 _APISERVER_VERSION = (1, 35)
@@ -1118,7 +1126,11 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
         version.get("name"): (version.get("schema") or {}).get("openAPIV3Schema")
         for version in ((checked or {}).get("spec") or {}).get("versions") or []
     }
-    for version in spec.get("versions") or []:
+    versions = spec.get("versions") or []
+    schemas = [((version or {}).get("schema") or {}).get("openAPIV3Schema") for version in versions]
+    # The apiserver holds a schema every version shares once, and names it there.
+    shared = all(schema.deep_equal(s, schemas[0]) for s in schemas[1:])
+    for index, version in enumerate(versions):
         validation = (version or {}).get("schema") or {}
         root = validation.get("openAPIV3Schema")
         if root is None:
@@ -1130,5 +1142,7 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
             beside = checked_schemas.get((version or {}).get("name"))
             _check_schema(root, status_enabled, passed, beside)
             _check_selectable_fields((version or {}).get("selectableFields") or [], root)
+            where = "spec.validation" if shared else f"spec.versions[{index}].schema"
+            _check_rules(root, f"{where}.openAPIV3Schema")
         except CrdInvalid as invalid:
             raise CrdInvalid(invalid.where, invalid.problem, version.get("name")) from None

@@ -1,0 +1,760 @@
+"""``x-kubernetes-validations`` compiled as kube-apiserver compiles them when it accepts a CRD
+(apiextensions-apiserver ``pkg/apiserver/schema/cel/compilation.go``), on the CEL C++ checker.
+
+``self`` and ``oldSelf`` are typed by the schema node as ``apiserver pkg/cel/common/schemas.go``
+(``SchemaDeclType``) types them: an object is a type with its declared properties as fields
+(under their escaped names; at the root and in embedded resources also ``apiVersion``,
+``kind`` and ``metadata`` with ``name`` and ``generateName``), ``additionalProperties`` a map,
+``items`` a list, int-or-string ``dyn``, ``date``/``date-time`` a timestamp, ``duration`` a
+duration, ``byte`` bytes, ``number`` a double. A node that has no such type (untyped,
+without int-or-string) is no field of its parent. Object types are protobuf messages built
+from the schema, so the checker reports undefined fields as the apiserver does.
+
+Where the C++ checker cannot say what cel-go says, nothing is refused (:attr:`Compiled.unknown`):
+a protobuf field cannot hold a list or map of lists or maps, so those are typed
+``list(dyn)``/``map(string, dyn)`` inside objects, and libraries the runtime lacks (format,
+lists v3, two-variable comprehensions, the list overloads of ``indexOf``) are not declared.
+Ordering across ``int``, ``uint`` and ``double`` compiles, as in cel-go's
+``CrossTypeNumericComparisons`` (1.28+).
+
+The environment is for checking only: :func:`typed_environment` gives it with the schema
+node behind every object type (for cost bounds); :func:`compile_expression` compiles one
+expression in it (``Expression.serialize()`` is the checked AST). Rules are evaluated by
+:mod:`cel_rules` on the untyped runtime.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any
+
+from cel_expr_python import cel  # type: ignore[import-untyped]
+from cel_expr_python.ext import ext_optional, ext_strings  # type: ignore[import-untyped]
+from google.protobuf import (  # type: ignore[import-untyped]
+    descriptor_pb2,
+    descriptor_pool,
+    duration_pb2,
+    struct_pb2,
+    timestamp_pb2,
+)
+
+from upgrade_guard import schema as schemas
+
+from . import cel_library, cel_literals
+from .cel_rules import escape
+
+Schema = Mapping[str, Any]
+# A declared type, hashable: ("string",), ("list", item), ("map", value),
+# ("object", ((field name, type), ...)); "dyn" for int-or-string.
+Decl = tuple[Any, ...]
+
+_SCALARS = {
+    "boolean": ("bool",),
+    "integer": ("int",),
+    "number": ("double",),
+}
+_STRING_FORMATS = {
+    "byte": ("bytes",),
+    "duration": ("duration",),
+    "date": ("timestamp",),
+    "date-time": ("timestamp",),
+}
+_OBJECT_META = ("object", (("generateName", ("string",)), ("name", ("string",))))
+
+
+def decl_type(node: Schema, resource_root: bool = False) -> Decl | None:
+    """The type the apiserver gives a value of ``node`` in CEL (``SchemaDeclType``), or None
+    where it gives none."""
+    if node.get("x-kubernetes-int-or-string") is True:
+        return ("dyn",)
+    kind = node.get("type")
+    properties = node.get("properties") or {}
+    if resource_root:
+        kind = kind or "object"
+    if kind == "array":
+        items = node.get("items")
+        if not isinstance(items, Mapping):
+            return None
+        item = decl_type(items, items.get("x-kubernetes-embedded-resource") is True)
+        return None if item is None else ("list", item)
+    if kind == "object":
+        additional = node.get("additionalProperties")
+        if isinstance(additional, Mapping):
+            value = decl_type(additional, additional.get("x-kubernetes-embedded-resource") is True)
+            return None if value is None else ("map", value)
+        fields: dict[str, Decl] = {}
+        for name, child in properties.items():
+            child = child or {}
+            field = decl_type(child, child.get("x-kubernetes-embedded-resource") is True)
+            escaped = escape(name)
+            if field is not None and escaped is not None:
+                fields[escaped] = field
+        if resource_root:
+            fields.update(kind=("string",), apiVersion=("string",), metadata=_OBJECT_META)
+        return ("object", tuple(sorted(fields.items())))
+    if kind == "string":
+        return _STRING_FORMATS.get(str(node.get("format") or ""), ("string",))
+    return _SCALARS.get(str(kind))
+
+
+# Protobuf messages for object types -----------------------------------------------------------
+_F = descriptor_pb2.FieldDescriptorProto
+_PROTO_SCALARS = {
+    "string": _F.TYPE_STRING,
+    "bool": _F.TYPE_BOOL,
+    "int": _F.TYPE_INT64,
+    "double": _F.TYPE_DOUBLE,
+    "bytes": _F.TYPE_BYTES,
+}
+_WELL_KNOWN = {
+    "timestamp": ".google.protobuf.Timestamp",
+    "duration": ".google.protobuf.Duration",
+    "dyn": ".google.protobuf.Value",
+}
+_PACKAGE = "schema"
+
+
+def _message_name(decl: Decl) -> str:
+    return "T" + hashlib.sha256(repr(decl).encode()).hexdigest()[:20]
+
+
+def _entry_name(field: str) -> str:
+    """protobuf's name of a map field's entry message: the field's name in camel case."""
+    parts = field.split("_")
+    return "".join(part[:1].upper() + part[1:] for part in parts) + "Entry"
+
+
+def _approximate(decl: Decl) -> bool:
+    """Whether a field of this type is held as less than it is (a list or map of lists or
+    maps, which a protobuf field cannot hold)."""
+    return decl[0] in ("list", "map") and decl[1][0] in ("list", "map")
+
+
+class _Messages:
+    """The messages of one environment's object types, in one protobuf file."""
+
+    def __init__(self) -> None:
+        self.file = descriptor_pb2.FileDescriptorProto(
+            name="schema.proto", package=_PACKAGE, syntax="proto2"
+        )
+        self.file.dependency.extend(
+            [
+                "google/protobuf/timestamp.proto",
+                "google/protobuf/duration.proto",
+                "google/protobuf/struct.proto",
+            ]
+        )
+        self.types: dict[str, Decl] = {}
+        self.approximate: set[str] = set()
+
+    def message(self, decl: Decl) -> str:
+        name = _message_name(decl)
+        if name in self.types:
+            return name
+        self.types[name] = decl
+        message = self.file.message_type.add(name=name)
+        taken: set[str] = set()
+        for number, (field_name, field) in enumerate(decl[1], start=1):
+            self._field(message, number, field_name, field, taken)
+        return name
+
+    def _field(self, message: Any, number: int, name: str, decl: Decl, taken: set[str]) -> None:
+        # json_name is set apart: protobuf refuses fields whose default JSON names clash
+        # (foo_bar and fooBar), which CRD properties may well do.
+        added = message.field.add(
+            name=name, number=number, json_name=f"f{number}", label=_F.LABEL_OPTIONAL
+        )
+        if _approximate(decl):
+            self.approximate.add(name)
+            well_known = "ListValue" if decl[0] == "list" else "Struct"
+            added.type, added.type_name = _F.TYPE_MESSAGE, f".google.protobuf.{well_known}"
+        elif decl[0] == "list":
+            added.label = _F.LABEL_REPEATED
+            self._element(added, decl[1])
+        elif decl[0] == "map" and _entry_name(name) not in taken:
+            # protobuf names a map's entry after its field, and refuses any other name
+            taken.add(_entry_name(name))
+            entry = message.nested_type.add(name=_entry_name(name))
+            entry.options.map_entry = True
+            entry.field.add(name="key", number=1, type=_F.TYPE_STRING, label=_F.LABEL_OPTIONAL)
+            value = entry.field.add(name="value", number=2, label=_F.LABEL_OPTIONAL)
+            self._element(value, decl[1])
+            added.label = _F.LABEL_REPEATED
+            added.type = _F.TYPE_MESSAGE
+            added.type_name = f".{_PACKAGE}.{message.name}.{_entry_name(name)}"
+        elif decl[0] == "map":  # two fields whose entries protobuf would name alike
+            self.approximate.add(name)
+            added.type, added.type_name = _F.TYPE_MESSAGE, ".google.protobuf.Struct"
+        else:
+            self._element(added, decl)
+
+    def _element(self, field: Any, decl: Decl) -> None:
+        if decl[0] in _PROTO_SCALARS:
+            field.type = _PROTO_SCALARS[decl[0]]
+        elif decl[0] in _WELL_KNOWN:
+            field.type, field.type_name = _F.TYPE_MESSAGE, _WELL_KNOWN[decl[0]]
+        else:
+            field.type = _F.TYPE_MESSAGE
+            field.type_name = f".{_PACKAGE}.{self.message(decl)}"
+
+    def cel_type(self, decl: Decl) -> Any:
+        if decl[0] == "list":
+            return cel.Type.List(self.cel_type(decl[1]))
+        if decl[0] == "map":
+            return cel.Type.Map(cel.Type.STRING, self.cel_type(decl[1]))
+        if decl[0] == "object":
+            return cel.Type(f"{_PACKAGE}.{self.message(decl)}")
+        return _CEL_TYPES[decl[0]]
+
+    def pool(self) -> Any:
+        pool = descriptor_pool.DescriptorPool()
+        for module in (timestamp_pb2, duration_pb2, struct_pb2):
+            known = descriptor_pb2.FileDescriptorProto()
+            module.DESCRIPTOR.CopyToProto(known)
+            pool.Add(known)
+        pool.Add(self.file)
+        return pool
+
+
+_CEL_TYPES = {
+    "string": cel.Type.STRING,
+    "bool": cel.Type.BOOL,
+    "int": cel.Type.INT,
+    "double": cel.Type.DOUBLE,
+    "bytes": cel.Type.BYTES,
+    "timestamp": cel.Type.TIMESTAMP,
+    "duration": cel.Type.DURATION,
+    "dyn": cel.Type.DYN,
+}
+
+# The ordering operators, redeclared with cel-go's cross-type numeric overloads.
+_ORDERING = (
+    ("_<_", "less"),
+    ("_<=_", "less_equals"),
+    ("_>_", "greater"),
+    ("_>=_", "greater_equals"),
+)
+_ORDERED = (
+    ("bool", cel.Type.BOOL),
+    ("int64", cel.Type.INT),
+    ("uint64", cel.Type.UINT),
+    ("double", cel.Type.DOUBLE),
+    ("string", cel.Type.STRING),
+    ("bytes", cel.Type.BYTES),
+    ("timestamp", cel.Type.TIMESTAMP),
+    ("duration", cel.Type.DURATION),
+)
+_NUMBERS = _ORDERED[1:4]
+_WITHOUT_ORDERING = "stdlib:\n  exclude_functions:\n" + "".join(
+    f"    - name: {op}\n" for op, _ in _ORDERING
+)
+
+
+def _never(*_: Any) -> bool:
+    raise NotImplementedError("the typed environment checks; cel_rules evaluates")
+
+
+@cache
+def _ordering() -> list[Any]:
+    declarations = []
+    for op, name in _ORDERING:
+        overloads = [
+            cel.Overload(f"{name}_{kind}", cel.Type.BOOL, [t, t], impl=_never)
+            for kind, t in _ORDERED
+        ]
+        overloads += [
+            cel.Overload(f"{name}_{a}_{b}", cel.Type.BOOL, [ta, tb], impl=_never)
+            for a, ta in _NUMBERS
+            for b, tb in _NUMBERS
+            if a != b
+        ]
+        declarations.append(cel.FunctionDecl(op, overloads))
+    return declarations
+
+
+_OLD_VALUE = "__oldSelfValue__"
+_OPTIONAL_OLD_SELF = f"[optional.of({_OLD_VALUE})].map(oldSelf, "
+
+
+@dataclass(frozen=True)
+class TypedEnvironment:
+    """A CEL environment with ``self`` (and ``oldSelf``) typed as the apiserver types them
+    for one schema node."""
+
+    env: Any
+    self_type: Decl
+    messages: Mapping[str, Decl]
+    """Each protobuf message (``schema.T...``) by the object type it stands for."""
+    approximate: frozenset[str]
+    """The fields whose type is held as less than it is (see the module's documentation)."""
+    kube_version: tuple[int, int]
+    optional_old_self: bool
+    """Whether ``oldSelf`` is ``optional_type(self)``: the runtime cannot declare a variable
+    of that type, so expressions are compiled inside a comprehension binding it."""
+
+
+@cache
+def _environment(self_type: Decl, old_self: str, kube_version: tuple[int, int]) -> TypedEnvironment:
+    messages = _Messages()
+    variables = {"self": messages.cel_type(self_type)}
+    if old_self == "required":
+        variables["oldSelf"] = variables["self"]
+    elif old_self == "optional":
+        variables[_OLD_VALUE] = variables["self"]
+    extensions: list[Any] = [ext_strings.ExtStrings()]
+    if kube_version >= (1, 28):
+        extensions.append(ext_optional.ExtOptional())
+    env = cel.NewEnv(
+        descriptor_pool=messages.pool(),
+        config=cel.NewEnvConfigFromYaml(_WITHOUT_ORDERING),
+        variables=variables,
+        extensions=extensions,
+        functions=[*cel_library.functions(kube_version), *_ordering()],
+    )
+    return TypedEnvironment(
+        env=env,
+        self_type=self_type,
+        kube_version=kube_version,
+        optional_old_self=old_self == "optional",
+        messages={f"{_PACKAGE}.{name}": decl for name, decl in messages.types.items()},
+        approximate=frozenset(messages.approximate),
+    )
+
+
+def typed_environment(
+    self_type: Decl,
+    kube_version: tuple[int, int],
+    optional_old_self: bool = False,
+    old_self: bool = True,
+) -> TypedEnvironment:
+    """The environment rules of a node of ``self_type`` (:func:`decl_type`) compile in;
+    with ``optional_old_self``, ``oldSelf`` is ``optional_type(self)``; without ``old_self``,
+    it is undeclared."""
+    which = "optional" if optional_old_self else "required" if old_self else "none"
+    return _environment(self_type, which, kube_version)
+
+
+# Compiling ------------------------------------------------------------------------------------
+# Functions and macros of the apiserver's libraries this runtime lacks: a rule that fails
+# to compile naming one of them may compile there.
+_UNMODELED = frozenset(
+    {
+        *("format", "validate", "indexOf", "lastIndexOf"),
+        *("distinct", "flatten", "range", "reverse", "slice", "sort", "sortBy", "first", "last"),
+        *("all", "exists", "existsOne", "exists_one"),
+        *("transformList", "transformMap", "transformMapEntry", "lists"),
+        *("authorizer", "image", "isImage"),
+    }
+)
+_NAMED = re.compile(r"(?:undeclared reference to|no matching overload for) '([^']+)'")
+_TWO_VARIABLE = re.compile(r"\.\s*(?:all|exists|existsOne)\s*\(\s*\w+\s*,\s*\w+\s*,")
+_STRUCT_FIELD = re.compile(r"(undefined field '[^']*') not found in struct '[^']*'")
+_OLD_SELF = re.compile(r"\boldSelf\b")
+# The C++ runtime drops a descriptor pool it cannot load, leaving object types opaque.
+_OPAQUE = re.compile(rf"expression of type '{_PACKAGE}\.T\w+' cannot be the operand of a select")
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """One expression compiled; at most one of ``problem`` and ``unknown`` is set."""
+
+    expression: Any
+    """The checked expression, or None when it did not compile."""
+    problem: str | None
+    """The apiserver's reason for refusing it, in its words."""
+    unknown: str | None
+    """Why this runtime cannot tell whether the apiserver compiles it."""
+    output: Any = None
+
+
+def _issues(err: Exception) -> str:
+    """The checker's issues as cel-go prints them (the C++ checker adds a status code and,
+    for an undefined field, the message type)."""
+    text = str(err).removeprefix("INVALID_ARGUMENT: ")
+    text = re.sub(r"\s*\[INVALID_ARGUMENT\]$", "", text)
+    return _STRUCT_FIELD.sub(r"\1", text)
+
+
+def compile_expression(environment: TypedEnvironment, text: str) -> Compiled:
+    """``text`` compiled in ``environment``: the checked expression, or why it does not
+    compile (``problem``: ``compilation failed: ...``), or why that cannot be told here."""
+    source = f"{_OPTIONAL_OLD_SELF}{text})[0]" if environment.optional_old_self else text
+    try:
+        expression = environment.env.compile(source)
+    except Exception as err:  # the runtime raises plain RuntimeError with the checker's text
+        issues = _issues(err)
+        if _OPAQUE.search(issues):
+            return Compiled(None, None, f"the schema's types did not load: {issues}")
+        named = set(_NAMED.findall(issues))
+        if named & _UNMODELED or _TWO_VARIABLE.search(text):
+            return Compiled(None, None, f"uses a library this runtime lacks: {issues}")
+        return Compiled(None, f"compilation failed: {issues}", None)
+    if environment.kube_version >= (1, 29):
+        literals = cel_literals.problems(text)
+        if literals:
+            return Compiled(None, "compilation failed: " + "\n".join(literals), None)
+    return Compiled(expression, None, None, expression.return_type())
+
+
+@dataclass(frozen=True)
+class RuleCompiled:
+    """A rule as the apiserver compiles it: the first problem it reports, if any."""
+
+    rule: Compiled
+    uses_old_self: bool
+    field: str | None = None
+    """The rule's field the problem is at (``rule``, ``messageExpression``), or None."""
+    problem: str | None = None
+    unknown: str | None = None
+
+
+def compile_rule(
+    raw: Mapping[str, Any], self_type: Decl, kube_version: tuple[int, int]
+) -> RuleCompiled:
+    """One ``x-kubernetes-validations`` entry of a node of ``self_type``: the rule (it must
+    be a bool) and its messageExpression (a string)."""
+    optional = raw.get("optionalOldSelf") is True
+    text = str(raw.get("rule") or "")
+    environment = typed_environment(self_type, kube_version, optional)
+    rule = compile_expression(environment, text)
+    uses_old_self = bool(_OLD_SELF.search(text)) and _uses_old_self(self_type, text, kube_version)
+    found = RuleCompiled(rule, uses_old_self)
+    if rule.problem or rule.unknown:
+        return RuleCompiled(rule, uses_old_self, "rule", rule.problem, rule.unknown)
+    if rule.output != cel.Type.BOOL:
+        if rule.output == cel.Type.DYN and _reads(text, environment.approximate):
+            return RuleCompiled(rule, uses_old_self, "rule", None, "its type is held as dyn")
+        return RuleCompiled(rule, uses_old_self, "rule", "cel expression must evaluate to a bool")
+    message = str(raw.get("messageExpression") or "")
+    if message:
+        compiled = compile_expression(environment, message)
+        if compiled.unknown:
+            return RuleCompiled(rule, uses_old_self, "messageExpression", None, compiled.unknown)
+        if compiled.problem:
+            return RuleCompiled(
+                rule, uses_old_self, "messageExpression", f"messageExpression {compiled.problem}"
+            )
+        if compiled.output != cel.Type.STRING:
+            if compiled.output == cel.Type.DYN and _reads(message, environment.approximate):
+                return RuleCompiled(rule, uses_old_self, None, None, "its type is held as dyn")
+            return RuleCompiled(
+                rule,
+                uses_old_self,
+                "messageExpression",
+                "messageExpression must evaluate to a string",
+            )
+    return found
+
+
+_RULE_FIELDS = ("rule", "messageExpression", "optionalOldSelf")
+
+
+@cache
+def _compiled_rule(
+    fields: tuple[tuple[str, Any], ...], self_type: Decl, kube_version: tuple[int, int]
+) -> RuleCompiled:
+    """compile_rule, once per rule and type (CRDs repeat both across versions)."""
+    return compile_rule(dict(fields), self_type, kube_version)
+
+
+def _reads(text: str, fields: frozenset[str]) -> bool:
+    """Whether ``text`` may read one of ``fields`` (it names it)."""
+    return any(re.search(rf"\b{re.escape(name)}\b", text) for name in fields)
+
+
+def _uses_old_self(self_type: Decl, text: str, kube_version: tuple[int, int]) -> bool:
+    """Whether the checked rule refers to ``oldSelf`` (not merely spells it in a string):
+    it does not compile without it."""
+    try:
+        typed_environment(self_type, kube_version, old_self=False).env.compile(text)
+    except Exception:
+        return True
+    return False
+
+
+# A version's schema -----------------------------------------------------------------------------
+_NO_TYPE = (
+    "Internal error: internal error: failed to construct type information for"
+    " x-kubernetes-validations rules: unable to convert structural schema to CEL declarations"
+)
+_REASONS = ("FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired")
+_NEWLINES = re.compile(r"[\n\r]+")
+
+
+@dataclass(frozen=True)
+class RuleProblem:
+    """Why the apiserver refuses a node's rules: the schema node (path parts, as
+    crd_validation spells them), the keyword (``x-kubernetes-validations[0].rule``) and the
+    apiserver's detail."""
+
+    parts: tuple[str, ...]
+    keyword: str
+    detail: str
+
+
+def schema_problems(
+    root: Schema, kube_version: tuple[int, int], prefix: str = "openAPIV3Schema"
+) -> Iterator[RuleProblem]:
+    """The refusals of the rules of one version's schema (walked as
+    ``ValidateCustomResourceDefinitionOpenAPISchema`` walks it), in walking order;
+    ``prefix`` is the apiserver's path of the schema (in its messages)."""
+    stack: list[tuple[tuple[str, ...], Schema, bool, str | None]] = [((), root, True, None)]
+    while stack:
+        parts, node, resource_root, uncorrelatable = stack.pop()
+        rules = node.get("x-kubernetes-validations")
+        if isinstance(rules, list) and rules:
+            yield from _node_problems(
+                parts, node, rules, resource_root, uncorrelatable, kube_version
+            )
+        children: list[tuple[tuple[str, ...], Schema, bool, str | None]] = []
+        for name, child in (node.get("properties") or {}).items():
+            if isinstance(child, Mapping):
+                embedded = child.get("x-kubernetes-embedded-resource") is True
+                children.append((parts + (name,), child, embedded, uncorrelatable))
+        additional = node.get("additionalProperties")
+        if isinstance(additional, Mapping):
+            embedded = additional.get("x-kubernetes-embedded-resource") is True
+            children.append((parts + (schemas.ADDITIONAL,), additional, embedded, uncorrelatable))
+        items = node.get("items")
+        if isinstance(items, Mapping):
+            below = uncorrelatable
+            if below is None and node.get("x-kubernetes-list-type") != "map":
+                below = _render(prefix, parts)
+            embedded = items.get("x-kubernetes-embedded-resource") is True
+            children.append((parts + (schemas.ITEMS,), items, embedded, below))
+        stack.extend(reversed(children))
+
+
+def _render(prefix: str, parts: tuple[str, ...]) -> str:
+    """The apiserver's field path of a schema node (``prefix``: the version's schema)."""
+    text = prefix
+    for part in parts:
+        if part == schemas.ADDITIONAL:
+            text += ".additionalProperties"
+        elif part == schemas.ITEMS:
+            text += ".items"
+        else:
+            text += f".properties[{part}]"
+    return text
+
+
+def _node_problems(
+    parts: tuple[str, ...],
+    node: Schema,
+    rules: list[Any],
+    resource_root: bool,
+    uncorrelatable: str | None,
+    kube_version: tuple[int, int],
+) -> Iterator[RuleProblem]:
+    for index, raw in enumerate(rules):
+        if isinstance(raw, Mapping):
+            field_problem = _field_problem(raw, node)
+            if field_problem is not None:
+                field, detail = field_problem
+                yield RuleProblem(parts, f"x-kubernetes-validations[{index}].{field}", detail)
+    self_type = decl_type(node, resource_root)
+    if self_type is None:
+        yield RuleProblem(parts, "x-kubernetes-validations", _NO_TYPE)
+        return
+    for index, raw in enumerate(rules):
+        if not isinstance(raw, Mapping) or not str(raw.get("rule") or "").strip():
+            continue
+        compiled = _compiled_rule(
+            tuple((key, raw.get(key)) for key in _RULE_FIELDS), self_type, kube_version
+        )
+        if compiled.problem is not None and compiled.field is not None:
+            yield RuleProblem(
+                parts,
+                f"x-kubernetes-validations[{index}].{compiled.field}",
+                _invalid_rule(raw, compiled.problem),
+            )
+        if compiled.uses_old_self and uncorrelatable is not None:
+            yield RuleProblem(
+                parts,
+                f"x-kubernetes-validations[{index}].rule",
+                f"Invalid value: {_go_string(str(raw.get('rule')))}: oldSelf cannot be used on"
+                f" the uncorrelatable portion of the schema within {uncorrelatable}",
+            )
+        elif (
+            raw.get("optionalOldSelf") is not None
+            and compiled.unknown is None
+            and not compiled.uses_old_self
+        ):
+            yield RuleProblem(
+                parts,
+                f"x-kubernetes-validations[{index}].optionalOldSelf",
+                f"Invalid value: {_go_bool(raw['optionalOldSelf'])}: may not be set if"
+                " oldSelf is not used in rule",
+            )
+
+
+def _field_problem(raw: Mapping[str, Any], node: Schema) -> tuple[str, str] | None:
+    """The checks of a rule's own fields (apiextensions validation.go), first one found."""
+    rule = str(raw.get("rule") or "")
+    message = str(raw.get("message") or "")
+    if not rule.strip():
+        return "rule", "Required value: rule is not specified"
+    if message and not message.strip():
+        return (
+            "message",
+            f"Invalid value: {_go_string(message)}: message must be non-empty if specified",
+        )
+    if _NEWLINES.search(message.strip()):
+        return (
+            "message",
+            f"Invalid value: {_go_string(message)}: message must not contain line breaks",
+        )
+    if _NEWLINES.search(rule.strip()) and not message.strip():
+        return "message", "Required value: message must be specified if rule contains line breaks"
+    expression = str(raw.get("messageExpression") or "")
+    if expression and not expression.strip():
+        return (
+            "messageExpression",
+            "Required value: messageExpression must be non-empty if specified",
+        )
+    reason = raw.get("reason")
+    if reason is not None and reason not in _REASONS:
+        supported = ", ".join(f'"{r}"' for r in _REASONS)
+        return (
+            "reason",
+            f"Unsupported value: {_go_string(str(reason))}: supported values: {supported}",
+        )
+    field_path = raw.get("fieldPath")
+    if isinstance(field_path, str) and field_path:
+        if not field_path.strip():
+            return (
+                "fieldPath",
+                f"Invalid value: {_go_string(field_path)}:"
+                " fieldPath must be non-empty if specified",
+            )
+        if _NEWLINES.search(field_path):
+            return (
+                "fieldPath",
+                f"Invalid value: {_go_string(field_path)}: fieldPath must not contain line breaks",
+            )
+        if not valid_field_path(field_path, node):
+            return (
+                "fieldPath",
+                f"Invalid value: {_go_string(field_path)}: fieldPath must be a valid path",
+            )
+    return None
+
+
+def _go_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _go_bool(value: Any) -> str:
+    return "true" if value is True else "false"
+
+
+def _invalid_rule(raw: Mapping[str, Any], detail: str) -> str:
+    """field.Invalid with the whole rule as its value, as the apiserver prints it (JSON)."""
+    shown = {
+        "Rule": str(raw.get("rule") or ""),
+        "Message": str(raw.get("message") or ""),
+        "MessageExpression": str(raw.get("messageExpression") or ""),
+        "Reason": raw.get("reason"),
+        "FieldPath": str(raw.get("fieldPath") or ""),
+        "OptionalOldSelf": raw.get("optionalOldSelf"),
+    }
+    return f"Invalid value: {_go_json(shown)}: {detail}"
+
+
+def _go_json(value: Any) -> str:
+    """Go's json.Marshal: compact, HTML characters escaped."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026")):
+        text = text.replace(char, escaped)
+    return text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+# fieldPath (apiextensions pkg/apiserver/schema/cel ValidFieldPath) ------------------------------
+_ESCAPES = {
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "'": "'",
+    "\\": "\\",
+}
+
+
+def _path_tokens(path: str) -> Iterator[str]:
+    """Go's scanner of the JSON path: '.', '[' and ']' alone, a quoted string up to its
+    unescaped closing quote, any other text up to the next delimiter."""
+    i = 0
+    while i < len(path):
+        if path[i] == "'":
+            end = next(
+                (k for k in range(i + 1, len(path)) if path[k] == "'" and path[k - 1] != "\\"),
+                None,
+            )
+            if end is None:
+                yield path[i:]
+                return
+            yield path[i : end + 1]
+            i = end + 1
+        elif path[i] in ".[]":
+            yield path[i]
+            i += 1
+        else:
+            j = i
+            while j < len(path) and path[j] not in ".[]":
+                j += 1
+            yield path[i:j]
+            i = j
+
+
+def _unquoted(token: str) -> str | None:
+    if len(token) < 2 or token[0] != "'" or token[-1] != "'":
+        return None
+    out, body, i = [], token[1:-1], 0
+    while i < len(body):
+        if body[i] == "\\":
+            if i + 1 >= len(body) or body[i + 1] not in _ESCAPES:
+                return None
+            out.append(_ESCAPES[body[i + 1]])
+            i += 2
+        else:
+            out.append(body[i])
+            i += 1
+    return "".join(out)
+
+
+def valid_field_path(path: str, node: Schema) -> bool:
+    """Whether ``path`` names a field of ``node`` as ``ValidFieldPath`` requires: ``.name``
+    or ``['name']`` steps through properties, or map keys under additionalProperties."""
+    tokens = _path_tokens(path)
+    current: Any = node
+    for token in tokens:
+        if token == "[":
+            name = _unquoted(next(tokens, ""))
+            if name is None or next(tokens, None) != "]":
+                return False
+        elif token == ".":
+            name = next(tokens, None)
+            if name is None:
+                return False
+        else:
+            return False
+        if not isinstance(current, Mapping):
+            return False
+        if current.get("properties") is not None:
+            found = (current.get("properties") or {}).get(name)
+            if found is None:
+                return False
+            current = found
+        elif current.get("additionalProperties") is not None:
+            current = current.get("additionalProperties")
+        else:
+            return False
+    return True

@@ -1,0 +1,164 @@
+"""Rules compiled against the schema's types (validation/cel_compile.py): each refusal beside
+the nearest rule that compiles. The same rows, asked of kube-apiserver v1.35.4, are in
+tests/cluster/test_crd_validation_truth.py."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from upgrade_guard.validation import cel_compile
+
+KUBE_VERSION = (1, 35)
+S = {"type": "string"}
+SPEC: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "replicas": {"type": "integer"},
+        "ratio": {"type": "number"},
+        "name": S,
+        "my-name": S,
+        "in": S,
+        "when": {"type": "string", "format": "date-time"},
+        "port": {"x-kubernetes-int-or-string": True},
+        "tags": {"type": "array", "items": S},
+        "labels": {"type": "object", "additionalProperties": S},
+        "matrix": {"type": "array", "items": {"type": "array", "items": S}},
+        "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+        "template": {
+            "type": "object",
+            "x-kubernetes-embedded-resource": True,
+            "x-kubernetes-preserve-unknown-fields": True,
+        },
+    },
+}
+
+# (rule, the apiserver's detail when it refuses it, else None)
+RULES: list[tuple[str, str | None]] = [
+    ("self.replicas > 1", None),
+    ("self.replica > 1", "undefined field 'replica'"),
+    ("self.name == 'a'", None),
+    ("self.name == 1", "found no matching overload for '_==_' applied to '(string, int)'"),
+    ("self.replicas > 1.5", None),  # cross-type ordering (1.28+)
+    ("self.ratio == 1", "found no matching overload for '_==_' applied to '(double, int)'"),
+    ("self.my__dash__name == 'a'", None),
+    ("self.my_name == 'a'", "undefined field 'my_name'"),
+    ("self.__in__ == 'a'", None),
+    ("self.when < timestamp('2020-01-01T00:00:00Z')", None),
+    ("self.when < '2020-01-01'", "found no matching overload for '_<_'"),
+    ("self.port == 1 || self.port == 'a'", None),
+    ("self.tags.all(t, t.size() < 3)", None),
+    ("self.tags.all(t, t > 3)", "found no matching overload for '_>_'"),
+    ("self.labels.a == 'x'", None),
+    ("self.labels.a == 1", "found no matching overload for '_==_'"),
+    ("self.matrix[0][0] == 'a'", None),
+    ("self.free.x == 1", "undefined field 'x'"),
+    ("self.template.metadata.name == 'x'", None),
+    ("self.template.metadata.labels == {}", "undefined field 'labels'"),
+    ("self.replicas == oldSelf.replicas", None),
+    ("self.replicas", "cel expression must evaluate to a bool"),
+    ("self.replicas +", "Syntax error"),
+]
+
+
+@pytest.mark.parametrize(("rule", "refused"), RULES, ids=[r for r, _ in RULES])
+def test_rule(rule: str, refused: str | None) -> None:
+    self_type = cel_compile.decl_type(SPEC)
+    assert self_type is not None
+    compiled = cel_compile.compile_rule({"rule": rule}, self_type, KUBE_VERSION)
+    assert compiled.unknown is None
+    if refused is None:
+        assert compiled.problem is None
+    else:
+        assert compiled.problem is not None and refused in compiled.problem
+
+
+@pytest.mark.parametrize(
+    "rule",
+    ["self.tags.indexOf('a') == 0", "self.labels.all(k, v, v == 'a')", "self.matrix[0][0]"],
+)
+def test_what_this_runtime_cannot_tell_is_not_refused(rule: str) -> None:
+    self_type = cel_compile.decl_type(SPEC)
+    assert self_type is not None
+    compiled = cel_compile.compile_rule({"rule": rule}, self_type, KUBE_VERSION)
+    assert compiled.problem is None and compiled.unknown is not None
+
+
+MESSAGES: list[tuple[str, str | None]] = [
+    ("'name ' + self.name", None),
+    ("self.replicas", "messageExpression must evaluate to a string"),
+    ("'x' + self.nam", "messageExpression compilation failed"),
+]
+
+
+@pytest.mark.parametrize(("expression", "refused"), MESSAGES, ids=[m for m, _ in MESSAGES])
+def test_message_expression(expression: str, refused: str | None) -> None:
+    self_type = cel_compile.decl_type(SPEC)
+    assert self_type is not None
+    raw = {"rule": "true", "messageExpression": expression}
+    compiled = cel_compile.compile_rule(raw, self_type, KUBE_VERSION)
+    assert compiled.problem == refused or (refused and refused in (compiled.problem or ""))
+
+
+def _problems(root: dict[str, Any]) -> list[tuple[str, str]]:
+    return [
+        (p.keyword, p.detail)
+        for p in cel_compile.schema_problems(root, KUBE_VERSION, "openAPIV3Schema")
+    ]
+
+
+def _spec(node: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": {"spec": node}}
+
+
+LIST_ITEM = {"type": "object", "properties": {"k": S}, "required": ["k"]}
+
+
+def test_old_self_under_a_list_that_is_not_a_map() -> None:
+    item = {**LIST_ITEM, "x-kubernetes-validations": [{"rule": "self.k == oldSelf.k"}]}
+    atomic = _spec({"type": "array", "items": item})
+    assert _problems(atomic) == [
+        (
+            "x-kubernetes-validations[0].rule",
+            'Invalid value: "self.k == oldSelf.k": oldSelf cannot be used on the uncorrelatable'
+            " portion of the schema within openAPIV3Schema.properties[spec]",
+        )
+    ]
+    mapped = _spec(
+        {
+            "type": "array",
+            "items": item,
+            "x-kubernetes-list-type": "map",
+            "x-kubernetes-list-map-keys": ["k"],
+        }
+    )
+    assert _problems(mapped) == []
+
+
+def test_optional_old_self_only_with_old_self() -> None:
+    def rules(rule: str) -> dict[str, Any]:
+        node = {**LIST_ITEM, "x-kubernetes-validations": [{"rule": rule, "optionalOldSelf": True}]}
+        return _spec(node)
+
+    assert _problems(rules("oldSelf.hasValue() && oldSelf.value().k == self.k")) == []
+    assert _problems(rules("self.k == 'a'")) == [
+        (
+            "x-kubernetes-validations[0].optionalOldSelf",
+            "Invalid value: true: may not be set if oldSelf is not used in rule",
+        )
+    ]
+
+
+FIELD_PATHS: list[tuple[str, bool]] = [
+    (".k", True),
+    (".q", False),
+    ("['k']", True),
+    ("k", False),
+    (".k.x", False),
+]
+
+
+@pytest.mark.parametrize(("path", "valid"), FIELD_PATHS, ids=[p for p, _ in FIELD_PATHS])
+def test_field_path(path: str, valid: bool) -> None:
+    assert cel_compile.valid_field_path(path, LIST_ITEM) is valid
