@@ -358,6 +358,55 @@ def _selectable(node: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
 LIST_MAP_ITEM = {"type": "object", "properties": {"k": S}, "required": ["k"]}
 BAD_DEFAULT_BELOW = {"type": "object", "properties": {"a": {"type": "string", "default": 5}}}
 OBJECT_WITH_A = {"type": "object", "properties": {"a": {"type": "string"}}}
+# Issue 22 §4: a spec declaring every kind of value CEL types, and its rules. Lists and maps
+# are bounded so that no row's verdict is the apiserver's cost estimate.
+TYPED_SPEC: dict[str, Any] = {
+    "f": S,
+    "n": {"type": "integer"},
+    "d": {"type": "number"},
+    "p": {"x-kubernetes-int-or-string": True},
+    "t": {"type": "string", "format": "date-time"},
+    "m": {"type": "object", "additionalProperties": S, "maxProperties": 5},
+    "my-f": S,
+    "ll": {"type": "array", "maxItems": 5, "items": {"type": "array", "maxItems": 5, "items": S}},
+    "free": {"type": "object", "x-kubernetes-preserve-unknown-fields": True},
+    "u": {"x-kubernetes-preserve-unknown-fields": True},
+    "e": {"type": "object", "x-kubernetes-embedded-resource": True,
+          "x-kubernetes-preserve-unknown-fields": True},
+}  # fmt: skip
+
+
+def _rule(rule: str, **fields: Any) -> Callable[[dict[str, Any]], None]:
+    """spec: TYPED_SPEC holding one rule (with the rule's other fields)."""
+    return _field_rules(TYPED_SPEC, {"rule": rule, **fields})
+
+
+def _field_rules(
+    properties: dict[str, Any], *rules: dict[str, Any]
+) -> Callable[[dict[str, Any]], None]:
+    def edit(body: dict[str, Any]) -> None:
+        root = body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        spec = {"type": "object", "properties": copy.deepcopy(properties)}
+        root["properties"]["spec"] = {**spec, "x-kubernetes-validations": list(rules)}
+
+    return edit
+
+
+def _root_rule(rule: str) -> Callable[[dict[str, Any]], None]:
+    def edit(body: dict[str, Any]) -> None:
+        root = body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+        root["properties"]["spec"] = {"type": "object", "properties": {"f": S}}
+        root["x-kubernetes-validations"] = [{"rule": rule}]
+
+    return edit
+
+
+def _ruled(node: dict[str, Any], rule: str) -> dict[str, Any]:
+    return {**node, "x-kubernetes-validations": [{"rule": rule}]}
+
+
+KEYED_ITEM = {"type": "object", "properties": {"k": {**S, "maxLength": 10}}, "required": ["k"]}
+OLD_K = "self.k == oldSelf.k"
 REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
     # (id, edit of a minimal CRD, whether the apiserver refuses it)
     ("int-or-string branches may name integer and string", _field(
@@ -550,6 +599,88 @@ REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
     ("a default passing it", _default(
         {"type": "object", "properties": {"a": S, "b": S}, "anyOf": [{"required": ["b"]}]},
         {"b": "x"}), False),
+    # Issue 22 §4: rules compiled against the schema's types (validation/cel_compile.py).
+    ("a rule over a declared field compiles", _rule("self.f == 'a'"), False),
+    ("a rule over an undeclared field does not", _rule("self.g == 'a'"), True),
+    ("a string compared with an int does not", _rule("self.f == 1"), True),
+    ("an integer ordered against a double compiles (1.28+)", _rule("self.n > 1.5"), False),
+    ("a number compared equal with an int does not", _rule("self.d == 1"), True),
+    ("int-or-string is dyn: it compares with both", _rule("self.p == 1 || self.p == 'a'"),
+     False),
+    ("but it is no bool", _rule("self.p"), True),
+    ("a rule that is a string is no bool", _rule("self.f"), True),
+    ("date-time is a timestamp", _rule("self.t < timestamp('2020-01-01T00:00:00Z')"), False),
+    ("not a string", _rule("self.t < '2020'"), True),
+    ("additionalProperties is a map", _rule("self.m.a == 'x'"), False),
+    ("of its values' type", _rule("self.m.a == 1"), True),
+    ("a property is named escaped", _rule("self.my__dash__f == 'a'"), False),
+    ("not as written with _", _rule("self.my_f == 'a'"), True),
+    ("an object keeping unknown fields declares none of them", _rule("self.free.x == 1"),
+     True),
+    ("it is there itself", _rule("has(self.free)"), False),
+    ("and may be null", _rule("self.free == null"), False),
+    ("a string may not", _rule("self.f == null"), True),
+    ("an untyped field keeping unknown fields is no field", _rule("has(self.u)"), True),
+    ("a list of lists indexes to its items' type", _rule("self.ll[0][0] == 'a'"), False),
+    ("the root has metadata.name and kind", _root_rule(
+        "self.metadata.name == 'a' && self.kind == 'Widget'"), False),
+    ("but no metadata.labels", _root_rule("self.metadata.labels.size() == 0"), True),
+    ("an embedded resource has metadata.name", _rule("self.e.metadata.name == 'a'"), False),
+    ("but no undeclared spec", _rule("self.e.spec == 1"), True),
+    ("an untyped node has no CEL type for its rules", _field_rules(
+        {"u": _ruled({"x-kubernetes-preserve-unknown-fields": True}, "true")}), True),
+    ("a typed one keeping unknown fields has", _field_rules(
+        {"u": _ruled({"type": "object", "x-kubernetes-preserve-unknown-fields": True}, "true")}),
+     False),
+    ("a two-variable comprehension (1.32+) compiles", _rule("self.m.all(k, v, v == 'a')"),
+     False),
+    ("a valid duration literal", _rule("duration('1h30m') > duration('1s')"), False),
+    ("an invalid one (1.29+)", _rule("duration('bogus') == duration('1s')"), True),
+    ("an invalid timestamp literal", _rule("timestamp('x') == self.t"), True),
+    ("a valid regex literal", _rule("self.f.matches('^a+$')"), False),
+    ("an invalid one", _rule("self.f.matches('(')"), True),
+    ("a messageExpression that is a string", _rule("true", messageExpression="'bad ' + self.f"),
+     False),
+    ("one that is an int", _rule("true", messageExpression="self.n"), True),
+    ("one that does not compile", _rule("true", messageExpression="'x' + self.g"), True),
+    # oldSelf where old and new values cannot be told apart, and optionalOldSelf
+    ("oldSelf on an item of a list without a type", _field_rules(
+        {"l": {"type": "array", "maxItems": 5, "items": _ruled(KEYED_ITEM, OLD_K)}}), True),
+    ("on an item of a map list", _field_rules(
+        {"l": {"type": "array", "maxItems": 5, "items": _ruled(KEYED_ITEM, OLD_K),
+               "x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"]}}), False),
+    ("on an item of a set", _field_rules(
+        {"l": {"type": "array", "maxItems": 5, "x-kubernetes-list-type": "set",
+               "items": _ruled({**S, "maxLength": 10}, "self == oldSelf")}}), True),
+    ("a rule without oldSelf there", _field_rules(
+        {"l": {"type": "array", "maxItems": 5, "x-kubernetes-list-type": "set",
+               "items": _ruled({**S, "maxLength": 10}, "self == 'a'")}}), False),
+    ("below an item", _field_rules(
+        {"l": {"type": "array", "maxItems": 5, "items": {
+            "type": "object", "properties": {"x": _ruled(KEYED_ITEM, OLD_K)}}}}), True),
+    ("on a value under additionalProperties", _field_rules(
+        {"m": {"type": "object", "maxProperties": 5,
+               "additionalProperties": _ruled(KEYED_ITEM, OLD_K)}}), False),
+    ("inside an atomic map (correlated all the same)", _field_rules(
+        {"m": {"type": "object", "x-kubernetes-map-type": "atomic",
+               "properties": {"x": _ruled(KEYED_ITEM, OLD_K)}}}), False),
+    ("optionalOldSelf with oldSelf", _rule("oldSelf.hasValue()", optionalOldSelf=True), False),
+    ("without it", _rule("self.f == 'a'", optionalOldSelf=True), True),
+    ("even false without it", _rule("self.f == 'a'", optionalOldSelf=False), True),
+    ("oldSelf without optionalOldSelf is no optional", _rule("oldSelf.hasValue()"), True),
+    # the rule's other fields
+    ("a supported reason", _rule("self.f == 'a'", reason="FieldValueForbidden"), False),
+    ("an unsupported one", _rule("self.f == 'a'", reason="Bogus"), True),
+    ("a fieldPath to a property", _rule("true", fieldPath=".f"), False),
+    ("to a map key", _rule("true", fieldPath=".m.a"), False),
+    ("to an undeclared property", _rule("true", fieldPath=".g"), True),
+    ("without its dot", _rule("true", fieldPath="f"), True),
+    ("indexing a list", _rule("true", fieldPath=".ll[0]"), True),
+    ("a rule of blanks", _rule("  "), True),
+    ("a message of blanks", _rule("true", message="  "), True),
+    ("a message on two lines", _rule("true", message="a\nb"), True),
+    ("a rule on two lines with a message", _rule("true &&\ntrue", message="m"), False),
+    ("without one", _rule("true &&\ntrue"), True),
 ]  # fmt: skip
 
 
