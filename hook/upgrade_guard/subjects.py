@@ -144,9 +144,11 @@ class HookSubject:
     adopted: bool = False
     dropped: Mapping[str, Crd | None] = field(default_factory=dict)
     stored: Mapping[str, Stored] = field(default_factory=dict)
-    # What each CRD's controller handles (the chart's policy), and what the stored objects of
-    # the CRDs whose controller stopped handling something carry (read from the cluster).
+    # What each CRD's controller handles (the chart's policy; the replaced release's, from
+    # its record), and what the stored objects of the CRDs whose controller stopped handling
+    # something carry (read from the cluster).
     controllers: Mapping[str, Controller] = field(default_factory=dict)
+    replaced_controllers: Mapping[str, Controller] = field(default_factory=dict)
     carried: Mapping[str, Carried] = field(default_factory=dict)
 
     def pairings(self) -> list[SlotPairing]:
@@ -160,18 +162,34 @@ class HookSubject:
         ]
 
     def retired_finalizers(self, name: str) -> tuple[RetiredFinalizer, ...]:
+        """The finalizers this release no longer handles on a CRD's objects: those its
+        policy retires, and those the replaced release's policy declares and its own, which
+        declares the CRD's controller, does not (no migration declared: empty)."""
         controller = self.controllers.get(name)
-        return controller.retired_finalizers if controller else ()
+        if controller is None:
+            return ()
+        declared = {r.finalizer for r in controller.retired_finalizers}
+        before = self.replaced_controllers.get(name)
+        dropped = [
+            RetiredFinalizer(finalizer, "")
+            for finalizer in (before.finalizers if before else ())
+            if finalizer not in controller.finalizers and finalizer not in declared
+        ]
+        return (*controller.retired_finalizers, *dropped)
 
     def retired_condition_types(self, name: str) -> set[str]:
         """The condition types this release stopped declaring for a CRD: its policy's
-        breaks, and those the live CRD's enum allows that the release's vocabulary lacks."""
+        breaks, and those the live CRD's enum allows, or the replaced release's policy
+        declares, that this release's vocabulary lacks."""
         controller = self.controllers.get(name)
         retired = controller.retired_types() if controller else set()
-        before = schema_condition_types(self.live.get(name))
         after = vocabulary(controller, self.chart.get(name))
-        if before is not None and after is not None:
-            retired |= set(before) - set(after)
+        for before in (
+            schema_condition_types(self.live.get(name)),
+            vocabulary(self.replaced_controllers.get(name), None),
+        ):
+            if before is not None and after is not None:
+                retired |= set(before) - set(after)
         return retired
 
     def to_read(self) -> list[str]:

@@ -2,13 +2,26 @@
 example.io/cleanup-v2, issue 24): installed at 3.0.0 with the real helm against the real
 apiserver, the upgrade to 4.0.0 is refused by its guard Job (the real image, the chart's own
 RBAC) while a stored Backup carries the old finalizer, and passes once it carries the new
-one (tests/counters/test_controller_history.py holds the same releases to verify-history)."""
+one (tests/counters/test_controller_history.py holds the same releases to verify-history).
+Under Helm the guard also reads what the replaced release handled from its record, so the
+same rename with no migration declared is refused too, and says so."""
 
 from __future__ import annotations
 
 import json
+import shutil
+from pathlib import Path
 
-from test_chart_snippets import CRD, EXAMPLE, GUARD_VALUES, helm_status, schema_version, show
+import yaml
+from test_chart_snippets import (
+    CRD,
+    EXAMPLE,
+    GUARD_VALUES,
+    SNIPPETS,
+    helm_status,
+    schema_version,
+    show,
+)
 
 from testenv import Cluster, Image, JobRunner, ToolRunner, wait_for
 
@@ -21,6 +34,7 @@ def test_the_upgrade_is_refused_while_a_backup_carries_the_old_finalizer(
     job_runner: JobRunner,
     helm: ToolRunner,
     guard_image: Image,
+    tmp_path: Path,
 ) -> None:
     # The example's CRD is cluster-wide: another test's release may own it.
     cluster.admin.delete(CRD)
@@ -37,10 +51,28 @@ def test_the_upgrade_is_refused_while_a_backup_carries_the_old_finalizer(
         "spec": {"schedule": "0 3 * * *", "target": "s3://backups"},
     })  # fmt: skip
     try:
+        # 4.0.0 as its authors might have shipped it: the rename without retired-finalizers.
+        undeclared = tmp_path / "4.0.0"
+        shutil.copytree(EXAMPLE / "4.0.0", undeclared, symlinks=True)
+        (undeclared / "charts" / "upgrade-guard").unlink()
+        (undeclared / "charts" / "upgrade-guard").symlink_to(SNIPPETS / "upgrade-guard")
+        policy = undeclared / "upgrade-guard" / "policy.yaml"
+        declared = yaml.safe_load(policy.read_text())
+        del declared["controllers"][0]["retired-finalizers"]
+        policy.write_text(yaml.safe_dump(declared))
+        silent = helm("upgrade", "rel", str(undeclared), "-n", namespace, *GUARD_VALUES)
+        assert silent.returncode != 0, show(silent)
+        log = " ".join(guard.wait(2, timeout=60).log.split())
+        assert (
+            f"carry finalizer {OLD}, which this release no longer handles: {namespace}/nightly;"
+            " deleting them never finishes (release example-operator-3.0.0 (revision 1) handles"
+            " it; no migration declared)"
+        ) in log, log
+
         four = str(EXAMPLE / "4.0.0")
         refused = helm("upgrade", "rel", four, "-n", namespace, *GUARD_VALUES)
         assert refused.returncode != 0, show(refused)
-        log = guard.wait(2, timeout=60).log
+        log = guard.wait(3, timeout=60).log
         assert log.startswith("upgrade-guard REFUSED: pre-upgrade"), log
         expected = (
             f"1 stored object(s) carry finalizer {OLD}, which this release no longer handles:"
@@ -55,7 +87,7 @@ def test_the_upgrade_is_refused_while_a_backup_carries_the_old_finalizer(
         cluster.admin.patch(backup, {"metadata": {"finalizers": [NEW]}})
         passed = helm("upgrade", "rel", four, "-n", namespace, *GUARD_VALUES)
         assert passed.returncode == 0, show(passed)
-        assert guard.wait(3, timeout=60).succeeded
+        assert guard.wait(4, timeout=60).succeeded
         history = helm("history", "rel", "-n", namespace, "-o", "json")
         deployed = [r for r in json.loads(history.stdout) if r["status"] == "deployed"]
         assert [r["chart"] for r in deployed] == ["example-operator-4.0.0"]

@@ -41,17 +41,26 @@ PLAIN = Crd(crd(version(schema=spec_schema())))
 
 
 def found(
-    controller: dict[str, Any],
+    controller: dict[str, Any] | None,
     objects: list[dict[str, Any]],
     live_crd: Crd = PLAIN,
     chart_crd: Crd = PLAIN,
     *,
     complete: bool = True,
     problem: str | None = None,
+    replaced: dict[str, Any] | None = None,
 ) -> list[Finding]:
-    policy = parse_policy({"controllers": [{"crd": NAME, **controller}]}, "policy.yaml")
+    """What UG611 and UG612 find: ``controller`` is this release's declaration (None: none),
+    ``replaced`` the replaced release's (from its record, under Helm)."""
+    declared = [] if controller is None else [{"crd": NAME, **controller}]
+    policy = parse_policy({"controllers": declared}, "policy.yaml")
+    before = [] if replaced is None else [{"crd": NAME, **replaced}]
     subject = HookSubject(
-        chart={NAME: chart_crd}, live={NAME: live_crd}, controllers=policy.controllers
+        chart={NAME: chart_crd},
+        live={NAME: live_crd},
+        controllers=policy.controllers,
+        replaced="release c-3.0.0 (revision 1)",
+        replaced_controllers=parse_policy({"controllers": before}, "record").controllers,
     )
     carried = {}
     for name in subject.to_read():
@@ -94,6 +103,41 @@ def test_finalizers_no_longer_handled(
             " reconcile)"
         )
         assert "never shown" not in str(findings[0])
+
+
+REPLACED_ROWS = [
+    # (id, this release's controller, the replaced release's, refused)
+    ("renamed without a migration: the replaced release handled it", {"finalizers": [NEW]},
+     {"finalizers": [OLD]}, True),
+    ("still handled", {"finalizers": [OLD, NEW]}, {"finalizers": [OLD]}, False),
+    ("this release declares nothing of the CRD: nothing to compare", None,
+     {"finalizers": [OLD]}, False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("controller", "replaced", "refused"),
+    [r[1:] for r in REPLACED_ROWS],
+    ids=[r[0] for r in REPLACED_ROWS],
+)
+def test_finalizers_the_replaced_release_handled(
+    controller: dict[str, Any] | None, replaced: dict[str, Any], refused: bool
+) -> None:
+    findings = found(controller, [stored("b0", (OLD,))], replaced=replaced)
+    assert [f.code for f in findings] == (["UG611"] if refused else [])
+    if refused:
+        assert findings[0].message.endswith(
+            "(release c-3.0.0 (revision 1) handles it; no migration declared)"
+        )
+
+
+def test_condition_types_the_replaced_release_declared_warn() -> None:
+    findings = found(
+        {"conditions": {"Ready": None}},
+        [stored("b0", types=("Degraded",))],
+        replaced={"conditions": {"Ready": None, "Degraded": None}},
+    )
+    assert [f.code for f in findings] == ["UG612"]
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,8 @@ from upgrade_guard.subjects import HookSubject, Stored
 MANIFEST = "---\n# Source: c/templates/crd.yaml\n{crd}\n---\napiVersion: v1\nkind: ConfigMap\n"
 
 
-def secret(revision: int, status: str, manifest: str = "", chart: str = "c") -> dict[str, Any]:
+def secret(revision: int, status: str, manifest: str = "", chart: str = "c",
+           hooks: tuple[dict[str, Any], ...] = ()) -> dict[str, Any]:  # fmt: skip
     """A release Secret's body as the apiserver returns it (data base64, Helm's own base64 of
     the gzipped JSON inside)."""
     body = {
@@ -34,7 +35,7 @@ def secret(revision: int, status: str, manifest: str = "", chart: str = "c") -> 
         "config": {"password": "never-read"},
         "chart": {"metadata": {"name": chart, "version": f"{revision}.0.0",
                                "annotations": {"upgrade-guard.io/controller-state-version": "2"}}},
-        "hooks": [{"name": "rel-upgrade-guard", "kind": "Job"}],
+        "hooks": [{"name": "rel-upgrade-guard", "kind": "Job"}, *hooks],
     }  # fmt: skip
     helm = base64.b64encode(gzip.compress(json.dumps(body).encode()))
     return {"data": {"release": base64.b64encode(helm).decode()}}
@@ -56,6 +57,32 @@ def test_decode_keeps_manifest_status_chart_and_hooks_never_values() -> None:
     assert (record.revision, record.status, record.operation) == (3, "pending-upgrade", "upgrade")
     assert record.chart == "c-3.0.0" and record.hooks == ("Job/rel-upgrade-guard",)
     assert list(record.crds()) == [crd()["metadata"]["name"]]
+    assert record.guard_policy is None
+
+
+GUARD_CONFIGMAP = r"""apiVersion: v1
+kind: ConfigMap
+metadata: {{name: {name}}}
+data:
+  images.yaml: "images: {{}}"
+  policy.yaml: "controllers:\n  - crd: backups.example.io\n    finalizers: [example.io/cleanup]\n"
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "policy"),
+    [
+        ("rel-upgrade-guard", {"controllers": [{"crd": "backups.example.io",
+                                                "finalizers": ["example.io/cleanup"]}]}),
+        ("rel-other", None),
+    ],
+)  # fmt: skip
+def test_decode_keeps_the_policy_the_releases_guard_ran_with(name: str, policy: Any) -> None:
+    """The library's hook ConfigMap (RELEASE-upgrade-guard) holds the chart's policy: the
+    replaced release's says what its controller handled."""
+    hook = {"name": name, "kind": "ConfigMap", "manifest": GUARD_CONFIGMAP.format(name=name)}
+    record = decode("sh.helm.release.v1.rel.v2", secret(2, "deployed", hooks=(hook,)))
+    assert record.guard_policy == policy
     assert "never-read" not in repr(record)
 
 

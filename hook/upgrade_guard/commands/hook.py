@@ -30,10 +30,16 @@ from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError, load_documents
 from upgrade_guard.load.helm_record import Operation, Record, decode, find_operation, record_name
 from upgrade_guard.load.image_table import read_image_table
-from upgrade_guard.policy import CONTROLLER_STATE_VERSION, Policy, PolicyError, canonical_number
+from upgrade_guard.policy import (
+    CONTROLLER_STATE_VERSION,
+    Policy,
+    PolicyError,
+    canonical_number,
+    parse_policy,
+)
 from upgrade_guard.report import REPORTERS, hook_log
 from upgrade_guard.rules import acceptance_unused
-from upgrade_guard.subjects import HookSubject, Stored, WrittenState
+from upgrade_guard.subjects import Controller, HookSubject, Stored, WrittenState
 
 TERMINATION_LOG_ENV = "UPGRADE_GUARD_TERMINATION_LOG"
 DEFAULT_TERMINATION_LOG = "/dev/termination-log"
@@ -198,6 +204,16 @@ def _written_by(record: Record | None) -> list[WrittenState]:
     return [WrittenState(number, f"release {record.chart} (revision {record.revision})")]
 
 
+def _controllers_of(record: Record | None) -> Mapping[str, Controller]:
+    """What each CRD's controller handles, as the policy the record's guard ran with
+    declares it (its other keys are left to the tool version that wrote them)."""
+    if record is None or not isinstance(record.guard_policy, dict):
+        return {}
+    declared = {"controllers": record.guard_policy.get("controllers")}
+    where = f"release {record.chart} (revision {record.revision}): its guard's policy"
+    return parse_policy(declared, where).controllers
+
+
 def _adopted(record: Record | None) -> bool:
     """Whether the replaced release already ran the guard (its hooks hold the Job)."""
     return record is not None and any(
@@ -349,7 +365,8 @@ def hook(
                 " does not and Chart.yaml's upgrade-guard.io/crds does not list: list it there,"
                 " so the guard may read what Helm would delete"
             )
-    except LoadError as error:
+        replaced_controllers = _controllers_of(replaced)
+    except (LoadError, PolicyError) as error:
         log.write(f"upgrade-guard BAD INPUT (exit 2): {error}\n")
         raise
     if not paired.safe:
@@ -373,6 +390,7 @@ def hook(
             adopted=_adopted(replaced),
             dropped=gone,
             stored=stored,
+            replaced_controllers=replaced_controllers,
         )
         outcome = _judge(subject, chosen, cluster.server_version, admin)
         outcome = _with_stored_objects(

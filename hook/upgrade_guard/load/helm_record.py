@@ -9,8 +9,9 @@ manifest and deletes what the *current* record's manifest has and the pending on
 unless the live object carries ``helm.sh/resource-policy: keep``. The current record
 (pkg/action upgrade.go, rollback.go): for a rollback, the last record; for an upgrade, the
 last record if deployed, else the deployed one, else the last one when it failed or was
-superseded. Only the manifest, status, revision, chart name, version and annotations and
-the hooks' names are kept: never the values.
+superseded. Only the manifest, status, revision, chart name, version and annotations, the
+hooks' names and the policy the release's own guard ran with (its hook ConfigMap's
+``policy.yaml``, a chart file) are kept: never the values.
 """
 
 from __future__ import annotations
@@ -35,6 +36,8 @@ PENDING = {
 }
 WINDOW_ABOVE = 32  # revisions above the rendered one the library grants `get` on
 WINDOW_BELOW = 16  # and below it
+GUARD_SUFFIX = "-upgrade-guard"  # the library's hook objects: RELEASE-upgrade-guard
+POLICY_KEY = "policy.yaml"
 
 
 def record_name(release: str, revision: int) -> str:
@@ -52,6 +55,7 @@ class Record:
     chart: str  # NAME-VERSION
     chart_annotations: Mapping[str, str]
     hooks: tuple[str, ...]  # KIND/NAME of each hook
+    guard_policy: Any = None  # the policy document the release's guard ran with, if any
 
     @property
     def operation(self) -> str | None:
@@ -84,9 +88,26 @@ def decode(name: str, secret: Any) -> Record:
             hooks=tuple(
                 f"{hook.get('kind')}/{hook.get('name')}" for hook in body.get("hooks") or []
             ),
+            guard_policy=_guard_policy(where, body.get("hooks") or []),
         )
     except (KeyError, TypeError, ValueError, binascii.Error, zlib.error, EOFError) as error:
         raise LoadError(f"{where}: not a Helm release record ({type(error).__name__})") from None
+
+
+def _guard_policy(where: str, hooks: list[Any]) -> Any:
+    """The policy document in the guard's hook ConfigMap (the library's RELEASE-upgrade-guard,
+    data ``policy.yaml``), None without one."""
+    for hook in hooks:
+        if hook.get("kind") != "ConfigMap" or not str(hook.get("name")).endswith(GUARD_SUFFIX):
+            continue
+        for document in documents_of(f"{where}: hook {hook['name']}", hook["manifest"].encode()):
+            text = ((document.body or {}).get("data") or {}).get(POLICY_KEY)
+            if isinstance(text, str):
+                policy = list(
+                    documents_of(f"{where}: hook {hook['name']} {POLICY_KEY}", text.encode())
+                )
+                return policy[0].body if len(policy) == 1 else None
+    return None
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,8 @@
 
 What it flags: stored objects of a live CRD carrying, in `status.conditions`, a condition
 type this release no longer declares: one its policy drops with `condition-breaks`, or one
-the live CRD's enum on `status.conditions[].type` allows and the release's vocabulary lacks.
+the live CRD's enum on `status.conditions[].type` allows, or the replaced release's policy
+declares (under Helm), that this release's vocabulary lacks.
 With the count and the first names.
 
 Why it matters: dashboards, alerts and `kubectl wait --for=condition=TYPE` key on condition

@@ -1,10 +1,11 @@
 """UG611 finalizer-no-longer-handled
 
-What it flags: stored objects of a live CRD carrying a finalizer that this release's policy
-lists under `retired-finalizers` (its controller no longer handles it), with the count and
-the first names. When the objects could not all be read (a missing `list` permission, the
-`--evidence-limit`, the deadline) and none read carries it, it says so and refuses too:
-the guard cannot tell.
+What it flags: stored objects of a live CRD carrying a finalizer this release no longer
+handles, with the count and the first names: one its policy lists under
+`retired-finalizers`, or (under Helm) one the replaced release's policy declares in
+`controllers[].finalizers` that this release's declaration of the CRD lacks. When the
+objects could not all be read (a missing `list` permission, the `--evidence-limit`, the
+deadline) and none read carries it, it says so and refuses too: the guard cannot tell.
 
 Why it matters: only the controller that added a finalizer removes it. Once no controller
 handles it, deleting such an object never finishes: it hangs in `Terminating` forever, and
@@ -30,10 +31,15 @@ def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
             finalizer = retired.finalizer
             holders = carried.finalizers.get(finalizer)
             if holders is not None:
+                migration = (
+                    f"declared migration: {retired.migration}"
+                    if retired.migration
+                    else f"{subject.replaced} handles it; no migration declared"
+                )
                 message = (
                     f"{holders.count:,} stored object(s) carry finalizer {finalizer}, which this"
                     f" release no longer handles: {listed(holders.names)}; deleting them never"
-                    f" finishes (declared migration: {retired.migration})"
+                    f" finishes ({migration})"
                 )
             elif carried.problem or not carried.complete:
                 why = carried.problem or f"stopped at the limit of {carried.checked:,} objects"
