@@ -12,13 +12,14 @@ from upgrade_guard.crd import (
     CONTROLLER_STATE_VERSION,
     DEFAULT_ANNOTATION_PREFIX,
     SCHEMA_VERSION,
+    Carrier,
     Crd,
     annotations_of,
     stamped_number,
 )
 from upgrade_guard.findings import Change
 from upgrade_guard.images import ImageTable, SlotPairing
-from upgrade_guard.manifests import Role
+from upgrade_guard.manifests import Role, WebhookConfiguration
 
 
 @dataclass(frozen=True)
@@ -122,6 +123,19 @@ class Stored:
 
 
 @dataclass(frozen=True)
+class RoleSubject:
+    """The operator's ClusterRoles and Roles (by ``Role.key``) this release renders
+    (``after``), what the release before it rendered (``before``, named ``before_label`` in
+    messages: diff's OLD, the release Helm replaces) and, in the hook, the live ClusterRoles
+    of this release's names (``live``), which a GitOps repository may pin."""
+
+    after: Mapping[str, Role]
+    before: Mapping[str, Role] = field(default_factory=dict)
+    before_label: str = "OLD"
+    live: Mapping[str, Role] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class HookSubject:
     """The chart's CRDs and the live ones (both normalized as the digest sees them, so equal
     specs mean equal digests; none before the cluster is read), the counters the chart
@@ -150,6 +164,13 @@ class HookSubject:
     controllers: Mapping[str, Controller] = field(default_factory=dict)
     replaced_controllers: Mapping[str, Controller] = field(default_factory=dict)
     carried: Mapping[str, Carried] = field(default_factory=dict)
+    # The chart's webhook configurations that carry counters, the live ones of the same
+    # names (by ``WebhookConfiguration.key``), and each counter's annotation.
+    webhooks: Mapping[str, WebhookConfiguration] = field(default_factory=dict)
+    live_webhooks: Mapping[str, WebhookConfiguration] = field(default_factory=dict)
+    counter_keys: Mapping[str, str] = field(default_factory=dict)
+    # The operator's roles: this release's, the replaced release's and the live ClusterRoles.
+    roles: RoleSubject = field(default_factory=lambda: RoleSubject({}))
 
     def pairings(self) -> list[SlotPairing]:
         """Each slot's image against the paired counters the chart declares."""
@@ -209,19 +230,6 @@ class HookSubject:
 
 
 @dataclass(frozen=True)
-class RoleSubject:
-    """The operator's ClusterRoles and Roles (by ``Role.key``) this release renders
-    (``after``), what the release before it rendered (``before``, named ``before_label`` in
-    messages: diff's OLD, the release Helm replaces) and, in the hook, the live ClusterRoles
-    of this release's names (``live``), which a GitOps repository may pin."""
-
-    after: Mapping[str, Role]
-    before: Mapping[str, Role] = field(default_factory=dict)
-    before_label: str = "OLD"
-    live: Mapping[str, Role] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
 class Restart:
     """A rollback of crd-schema-version admitted for exactly one baseline tree."""
 
@@ -243,13 +251,15 @@ class Counter:
 
 @dataclass(frozen=True)
 class Side:
-    """One tree's CRDs, the digest of each equal-when-unchanged counter's files, and what
-    each CRD's controller handles as the tree's policy declares it."""
+    """One tree's CRDs, the digest of each equal-when-unchanged counter's files, what each
+    CRD's controller handles as the tree's policy declares it, and its webhook configurations
+    (by ``WebhookConfiguration.key``)."""
 
     label: str
     crds: Mapping[str, Crd]
     file_digests: Mapping[str, str] = field(default_factory=dict)
     controllers: Mapping[str, Controller] = field(default_factory=dict)
+    webhooks: Mapping[str, WebhookConfiguration] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -289,7 +299,7 @@ class Stamped:
         )
 
 
-def stamped(crds: Mapping[str, Crd], key: str) -> Stamped:
+def stamped(crds: Mapping[str, Carrier], key: str) -> Stamped:
     values: dict[int, list[str]] = {}
     missing: list[tuple[str, object]] = []
     for name, crd in sorted(crds.items()):
@@ -361,12 +371,30 @@ class HistorySubject:
     def changes(self) -> tuple[str, ...]:
         return digest_changes(self.before_digests, self.after_digests)
 
+    @cached_property
+    def stamped_webhooks(self) -> frozenset[str]:
+        """The webhook configurations that carry a counter on either side: from then on
+        they carry every counter, as the CRDs do."""
+        keys = [counter.annotation for counter in self.counters]
+        return frozenset(
+            name
+            for side in (self.baseline, self.candidate)
+            for name, webhook in side.webhooks.items()
+            if any(key in annotations_of(webhook) for key in keys)
+        )
+
+    def carriers(self, side: Side) -> dict[str, Carrier]:
+        """What carries the counters on one side: every CRD, and the stamped webhook
+        configurations it holds."""
+        webhooks = {k: w for k, w in side.webhooks.items() if k in self.stamped_webhooks}
+        return {**side.crds, **webhooks}
+
     def stamped_counters(self) -> Iterator[tuple[Counter, int, int]]:
         """Each counter in play with its value on the baseline and on the candidate, where
         both sides are stamped with one (the counter rules compare nothing else)."""
         for counter in self.counters:
-            before = stamped(self.baseline.crds, counter.annotation).value
-            after = stamped(self.candidate.crds, counter.annotation).value
+            before = stamped(self.carriers(self.baseline), counter.annotation).value
+            after = stamped(self.carriers(self.candidate), counter.annotation).value
             if before is not None and after is not None:
                 yield counter, before, after
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from upgrade_guard import rules
-from upgrade_guard.rules.kinds import HistoryCheck, HookCheck, Rule
+from upgrade_guard.rules.kinds import HistoryCheck, HookCheck, RoleCheck, Rule
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS = REPO / "docs"
@@ -60,7 +60,7 @@ def hook_checks() -> str:
         ["code", "name", "default", "flags"],
         [
             [f"[{r.code}](rules/{r.code}.md)", r.name, str(r.severity), r.summary]
-            for r in _of(lambda r: isinstance(r, HookCheck))
+            for r in _of(lambda r: isinstance(r, HookCheck | RoleCheck))
         ],
     )
 

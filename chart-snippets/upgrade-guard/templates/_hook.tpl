@@ -83,6 +83,15 @@ rules:
     resources: {{ toJson $resources }}
     verbs: [list]
   {{- end }}
+  {{- /* The live objects of the names this release renders, by name only (never an empty
+         resourceNames, which would grant every object). */ -}}
+  {{- range $resource, $names := $chart.live }}
+  {{- $group := ternary "rbac.authorization.k8s.io" "admissionregistration.k8s.io" (eq $resource "clusterroles") }}
+  - apiGroups: [{{ $group }}]
+    resources: [{{ $resource }}]
+    verbs: [get]
+    resourceNames: {{ toJson $names }}
+  {{- end }}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: ClusterRoleBinding
@@ -139,6 +148,9 @@ data:
   images.yaml: {{ $images | quote }}
   crds.txt: {{ $crdNames | join "\n" | quote }}
   rendered-crds.txt: {{ $chart.rendered | join "\n" | quote }}
+  {{- $objects := list }}
+  {{- range $resource, $names := $chart.live }}{{ range $names }}{{ $objects = append $objects (printf "%s/%s" $resource .) }}{{ end }}{{ end }}
+  live-objects.txt: {{ $objects | join "\n" | quote }}
   {{- if $policy }}
   policy.yaml: {{ $policy | quote }}
   {{- end }}
@@ -184,6 +196,7 @@ spec:
             - --revision={{ $root.Release.Revision }}
             - --crd-names=/etc/upgrade-guard/crds.txt
             - --rendered-crds=/etc/upgrade-guard/rendered-crds.txt
+            - --live-objects=/etc/upgrade-guard/live-objects.txt
             {{- if $crds }}
             - --crds=/etc/upgrade-guard/crds.json.gz
             {{- end }}
@@ -249,7 +262,7 @@ renders a CRD it does not list. */ -}}
 {{- $counters := dict -}}
 {{- range $annotation, $value := $annotations -}}
 {{- $counter := trimPrefix $key $annotation -}}
-{{- if and (hasPrefix $key $annotation) (not (has $counter (list "crds" "crd-templates"))) -}}
+{{- if and (hasPrefix $key $annotation) (not (has $counter (list "crds" "crd-templates" "rbac-templates" "webhook-templates"))) -}}
 {{- $_ := set $counters $counter $value -}}
 {{- end -}}
 {{- end -}}
@@ -268,7 +281,8 @@ renders a CRD it does not list. */ -}}
 {{- range splitList "," (index $annotations (print $key "crd-templates")) -}}
 {{- $file := trim . -}}
 {{- if $file -}}
-{{- range regexSplit "(?m)^---[ \t]*$" (include (printf "%s/%s" $.Template.BasePath $file) $) -1 -}}
+{{- /* split as Helm splits a rendered template (pkg/release/util SplitManifests), so "---# comment" after a trimmed action splits too */ -}}
+{{- range regexSplit "(?:^|\\s*\n)---\\s*" (include (printf "%s/%s" $.Template.BasePath $file) $) -1 -}}
 {{- $document := fromYaml . -}}
 {{- if eq (get $document "kind") "CustomResourceDefinition" -}}
 {{- $crd := get (get $document "metadata" | default dict) "name" -}}
@@ -280,5 +294,26 @@ renders a CRD it does not list. */ -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
-{{- dict "counters" $counters "crds" ($listed | uniq | sortAlpha) "rendered" ($rendered | uniq | sortAlpha) | toJson -}}
+{{- /* The operator's ClusterRoles (upgrade-guard.io/rbac-templates) and webhook
+configurations (upgrade-guard.io/webhook-templates) these values render, by resource: the
+hook compares them with the live ones of the same names, hooks left out as Helm leaves
+them out of the release. */ -}}
+{{- $live := dict -}}
+{{- $kinds := dict "ClusterRole" "clusterroles" "ValidatingWebhookConfiguration" "validatingwebhookconfigurations" "MutatingWebhookConfiguration" "mutatingwebhookconfigurations" -}}
+{{- range $annotation := list "rbac-templates" "webhook-templates" -}}
+{{- range splitList "," (index $annotations (print $key $annotation) | default "") -}}
+{{- $file := trim . -}}
+{{- if $file -}}
+{{- range regexSplit "(?:^|\\s*\n)---\\s*" (include (printf "%s/%s" $.Template.BasePath $file) $) -1 -}}
+{{- $document := fromYaml . -}}
+{{- $resource := get $kinds (get $document "kind" | toString) -}}
+{{- $metadata := get $document "metadata" | default dict -}}
+{{- if and $resource (not (hasKey (get $metadata "annotations" | default dict) "helm.sh/hook")) -}}
+{{- $_ := set $live $resource (append (get $live $resource | default list) (get $metadata "name") | uniq | sortAlpha) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- dict "counters" $counters "crds" ($listed | uniq | sortAlpha) "rendered" ($rendered | uniq | sortAlpha) "live" $live | toJson -}}
 {{- end -}}

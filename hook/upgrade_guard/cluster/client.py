@@ -178,11 +178,16 @@ class Api:
     def get_crds(self, names: Iterable[str]) -> dict[str, Any]:
         """Each named CRD's body, or None when the cluster does not have it; read
         concurrently, since a chart may name thousands."""
+        return self.get_named(CRDS, "customresourcedefinitions.apiextensions.k8s.io", names)
+
+    def get_named(self, collection: str, resource: str, names: Iterable[str]) -> dict[str, Any]:
+        """Each named cluster-scoped object of a collection (its path; ``resource`` as
+        PLURAL.GROUP for messages), or None when the cluster does not have it; read
+        concurrently."""
         wanted = sorted(set(names))
 
         def fetch(name: str) -> Any:
-            what = Resource("get", "customresourcedefinitions.apiextensions.k8s.io", name)
-            return self.get(f"{CRDS}/{quote(name, safe='')}", what)
+            return self.get(f"{collection}/{quote(name, safe='')}", Resource("get", resource, name))
 
         with ThreadPoolExecutor(max_workers=_CONCURRENT_READS) as pool:
             return dict(zip(wanted, pool.map(fetch, wanted), strict=True))

@@ -23,13 +23,22 @@ import typer
 from upgrade_guard import engine
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history, hook_checks
-from upgrade_guard.crd import Crd, Source, stamped_number
+from upgrade_guard.crd import Crd, Source, annotations_of, stamped_number
 from upgrade_guard.findings import ExitCode, Outcome
 from upgrade_guard.judging import Acceptance, Changes, Context, judge
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError, load_documents
 from upgrade_guard.load.helm_record import Operation, Record, decode, find_operation, record_name
 from upgrade_guard.load.image_table import read_image_table
+from upgrade_guard.load.rendered import manifests_from, read_manifests
+from upgrade_guard.manifests import (
+    ADMISSION_GROUP,
+    RBAC_GROUP,
+    RESOURCES,
+    Manifests,
+    Role,
+    WebhookConfiguration,
+)
 from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
     Policy,
@@ -39,7 +48,7 @@ from upgrade_guard.policy import (
 )
 from upgrade_guard.report import REPORTERS, hook_log
 from upgrade_guard.rules import acceptance_unused
-from upgrade_guard.subjects import Controller, HookSubject, Stored, WrittenState
+from upgrade_guard.subjects import Controller, HookSubject, RoleSubject, Stored, WrittenState
 
 TERMINATION_LOG_ENV = "UPGRADE_GUARD_TERMINATION_LOG"
 DEFAULT_TERMINATION_LOG = "/dev/termination-log"
@@ -47,6 +56,12 @@ DEFAULT_TIMEOUT = 60.0
 DEFAULT_EVIDENCE_LIMIT = 10_000
 CHART_ANNOTATION_PREFIX = "upgrade-guard.io/"  # the library's, on Chart.yaml
 SHOWN_STORED = 5  # object names a deletion finding shows
+# The live objects the hook reads by name besides CRDs, by resource: their API group.
+LIVE_GROUPS = {
+    "clusterroles": RBAC_GROUP,
+    "validatingwebhookconfigurations": ADMISSION_GROUP,
+    "mutatingwebhookconfigurations": ADMISSION_GROUP,
+}
 
 
 class Phase(enum.StrEnum):
@@ -251,6 +266,14 @@ def hook(
         str | None,
         typer.Option(help="File: the CRDs this release renders (one a line); filters --crds."),
     ] = None,
+    live_objects: Annotated[
+        str | None,
+        typer.Option(
+            help="File: the live ClusterRoles and webhook configurations the hook may read,"
+            " as RESOURCE/NAME (one a line; the library writes it). Default: every one this"
+            " release renders."
+        ),
+    ] = None,
     counter: options.CounterOption = None,
     controller_image: Annotated[
         list[str] | None,
@@ -358,6 +381,9 @@ def hook(
         chart = _chart(operation, bundled, release, revision)
         replaced = operation.current if operation else None
         dropped = sorted(_applied(replaced) - chart.keys()) if replaced else []
+        contracts = operation.pending.manifests() if operation else _streamed(crds, max_bytes)
+        counter_keys = _counter_keys(chosen)
+        wanted = _live_wanted(contracts, counter_keys, _names(live_objects))
         unreadable = sorted(set(dropped) - listed) if listed is not None else []
         if replaced and unreadable:
             raise LoadError(
@@ -373,24 +399,35 @@ def hook(
         _emit(paired, operation_name, len(chart), output, "", log, chart_version)
     try:
         cluster = _read_cluster(
-            [*chart, *dropped], chosen, kubeconfig=kubeconfig, context=context, deadline=deadline
-        )
+            [*chart, *dropped], wanted, chosen,
+            kubeconfig=kubeconfig, context=context, deadline=deadline,
+        )  # fmt: skip
         live_crds = {n: c for n, c in cluster.crds.items() if n in chart}
         gone = {name: cluster.crds.get(name) for name in dropped}
         stored = _count_stored(
             {n: c for n, c in gone.items() if c is not None},
             kubeconfig=kubeconfig, context=context, deadline=deadline,
         )  # fmt: skip
+        described = f"release {replaced.chart} (revision {replaced.revision})" if replaced else ""
         subject = replace(
             subject,
             chart=chart,
             live=live_crds,
             written_state=[*cluster.written_state, *_written_by(replaced)],
-            replaced=f"release {replaced.chart} (revision {replaced.revision})" if replaced else "",
+            replaced=described,
             adopted=_adopted(replaced),
             dropped=gone,
             stored=stored,
             replaced_controllers=replaced_controllers,
+            webhooks=_carrying(contracts.webhooks, counter_keys),
+            live_webhooks=cluster.manifests.webhooks,
+            counter_keys=counter_keys,
+            roles=RoleSubject(
+                after=contracts.roles,
+                before=replaced.manifests().roles if replaced else {},
+                before_label=described,
+                live=cluster.manifests.roles,
+            ),
         )
         outcome = _judge(subject, chosen, cluster.server_version, admin)
         outcome = _with_stored_objects(
@@ -507,24 +544,75 @@ def _count_stored(
     return counted
 
 
+def _streamed(crds: str | None, max_bytes: int) -> Manifests:
+    """Without a release record, the roles and webhook configurations of --crds when it is
+    a rendered chart (a packed bundle holds CRDs only)."""
+    return read_manifests(crds, max_bytes) if crds is not None else Manifests()
+
+
+def _counter_keys(policy: Policy) -> dict[str, str]:
+    """Each counter's annotation: controller-state-version and the policy's."""
+    names = {CONTROLLER_STATE_VERSION, *(c.name for c in policy.counters)}
+    return {name: policy.annotation(name) for name in sorted(names)}
+
+
+def _carrying(
+    webhooks: Mapping[str, WebhookConfiguration], counter_keys: Mapping[str, str]
+) -> dict[str, WebhookConfiguration]:
+    """The webhook configurations that carry a counter."""
+    return {
+        key: webhook
+        for key, webhook in webhooks.items()
+        if any(annotation in annotations_of(webhook) for annotation in counter_keys.values())
+    }
+
+
+def _live_wanted(
+    contracts: Manifests, counter_keys: Mapping[str, str], readable: set[str] | None
+) -> dict[str, list[str]]:
+    """The live objects to read, by resource: the ClusterRoles this release renders and its
+    webhook configurations that carry counters. Each must be among those the hook may read
+    (--live-objects, the library's list from Chart.yaml), or it is bad input naming the
+    annotation that grants it."""
+    objects: list[Role | WebhookConfiguration] = [
+        *(r for r in contracts.roles.values() if r.kind == "ClusterRole"),
+        *_carrying(contracts.webhooks, counter_keys).values(),
+    ]
+    wanted: dict[str, list[str]] = {}
+    for item in objects:
+        resource = RESOURCES[item.kind]
+        if readable is not None and f"{resource}/{item.name}" not in readable:
+            annotation = "rbac-templates" if isinstance(item, Role) else "webhook-templates"
+            raise LoadError(
+                f"this release renders the {item.kind} {item.name}, which the guard may not"
+                f" read: name the template that renders it in Chart.yaml's"
+                f" {CHART_ANNOTATION_PREFIX}{annotation}, so the library grants `get` on it"
+            )
+        wanted.setdefault(resource, []).append(item.name)
+    return wanted
+
+
 @dataclass(frozen=True)
 class _Cluster:
     server_version: tuple[int, int]
     crds: dict[str, Crd]  # the chart's CRDs the cluster has, by name, normalized
     written_state: list[WrittenState]
     requests: int
+    manifests: Manifests  # the live ClusterRoles and webhook configurations read
 
 
 def _read_cluster(
     names: Iterable[str],
+    objects: Mapping[str, list[str]],
     policy: Policy,
     *,
     kubeconfig: str | None,
     context: str | None,
     deadline: float,
 ) -> _Cluster:
-    """The server version, the named CRDs the cluster has, and the state written in the
-    cluster: read raw inside one deadline, made sense of here."""
+    """The server version, the named CRDs the cluster has, the state written in the
+    cluster, and the named live objects (``objects``: names by resource): read raw inside
+    one deadline, made sense of here."""
     from upgrade_guard.cluster.client import Api, ClusterError, load_configuration
     from upgrade_guard.cluster.state import values_at
 
@@ -553,7 +641,21 @@ def _read_cluster(
                         " read"
                     )
                 written.append(state)
-        return _Cluster(version, history.normalized(crds), written, api.attempts)
+        found = [
+            Document(Source(f"cluster: {resource}/{name}"), 0, body)
+            for resource, wanted in sorted(objects.items())
+            for name, body in api.get_named(
+                f"/apis/{LIVE_GROUPS[resource]}/v1/{resource}",
+                f"{resource}.{LIVE_GROUPS[resource]}",
+                wanted,
+            ).items()
+            if body is not None
+        ]
+        try:
+            manifests = manifests_from(found)
+        except LoadError as error:
+            raise ClusterError(f"cannot read a live object: {error}") from None
+        return _Cluster(version, history.normalized(crds), written, api.attempts, manifests)
 
 
 def _with_stored_objects(
@@ -611,7 +713,9 @@ def _judge(
 ) -> Outcome:
     """Every check of the chart against the cluster, judged once, with the acceptances the
     cluster admin gave (``admin``)."""
-    compared = engine.changes_between(subject.live, subject.chart, policy)
+    compared = engine.changes_between(subject.live, subject.chart, policy).merged(
+        engine.role_changes(subject.roles)
+    )
     release = history.release_of(policy, subject.live, subject.chart)
     return judge(
         replace(compared, raw=tuple(hook_checks.hook_changes(subject)) + compared.raw),

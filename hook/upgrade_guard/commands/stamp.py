@@ -16,7 +16,6 @@ from upgrade_guard.counters.history import next_schema_version
 from upgrade_guard.crd import Crd, stamped_number
 from upgrade_guard.findings import ExitCode
 from upgrade_guard.load import git_tree
-from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import (
     DEFAULT_MAX_BYTES,
     STDIN,
@@ -24,6 +23,7 @@ from upgrade_guard.load.documents import (
     documents_of,
     read_inputs,
 )
+from upgrade_guard.load.rendered import rendered_from
 from upgrade_guard.policy import SCHEMA_DIGEST, SCHEMA_VERSION, Policy
 from upgrade_guard.write import stamper
 
@@ -33,22 +33,25 @@ class CrdFile:
     path: Path
     text: str
     crds: dict[str, Crd]
+    webhooks: tuple[str, ...] = ()  # the webhook configurations' keys (KIND NAME)
 
 
 def crd_files(argument: str, max_bytes: int) -> list[CrdFile]:
-    """The files under argument that hold CRDs, with their text (stamping edits it in place)."""
+    """The files under argument that hold CRDs or webhook configurations, with their text
+    (stamping edits it in place)."""
     if argument == STDIN:
         raise options.UsageProblem("stamp edits files in place: give a file or directory, not -")
     found: list[CrdFile] = []
     for name, data in read_inputs(argument, max_bytes):
-        crds = crds_from(documents_of(name, data))
-        if not crds:
+        rendered = rendered_from(documents_of(name, data))
+        crds, webhooks = rendered.crds, tuple(rendered.manifests.webhooks)
+        if not crds and not webhooks:
             continue
         try:
-            found.append(CrdFile(Path(name), data.decode("utf-8"), crds))
+            found.append(CrdFile(Path(name), data.decode("utf-8"), crds, webhooks))
         except UnicodeDecodeError as error:
             raise LoadError(f"{name}: stamp edits UTF-8 text only ({error.reason})") from None
-    if not found:
+    if not any(f.crds for f in found):
         raise LoadError(f"{argument}: no CustomResourceDefinitions to stamp")
     return found
 
@@ -149,6 +152,8 @@ def stamp(
                 }
                 for name, crd in crd_file.crds.items()
             }
+            # Webhook configurations carry the counters given, not the schema's.
+            wanted.update((key, dict(counters)) for key in crd_file.webhooks if counters)
             result = stamper.stamp_text(crd_file.text, wanted, str(crd_file.path))
         except (stamper.StampError, digest.DigestError) as error:
             raise LoadError(str(error)) from None
@@ -161,11 +166,14 @@ def stamp(
                 stale = [k for k, v in values.items() if before.get(name, {}).get(k) != v]
                 stale_digest = stale_digest or digest_key in stale
                 if stale:
-                    typer.echo(f"{crd_file.path}: CRD {name}: would set {', '.join(stale)}")
+                    what = name if " " in name else f"CRD {name}"
+                    typer.echo(f"{crd_file.path}: {what}: would set {', '.join(stale)}")
         else:
             stamper.write_file(crd_file.path, result)
     total = sum(len(f.crds) for f in files)
-    summary = f"{total} CRDs in {len(files)} files, schema version {wanted_version}"
+    webhooks = sum(len(f.webhooks) for f in files) if counters else 0
+    also = f" and {webhooks} webhook configurations" if webhooks else ""
+    summary = f"{total} CRDs{also} in {len(files)} files, schema version {wanted_version}"
     if not check:
         typer.echo(f"upgrade-guard: stamped {summary}; {changed} files changed")
     elif changed:

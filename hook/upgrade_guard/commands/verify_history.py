@@ -24,9 +24,9 @@ BASELINE_REF_ENV = "UPGRADE_GUARD_BASELINE_REF"
 def side_of(
     tree: git_tree.Tree, prefix: str, policy: Policy, max_bytes: int, policy_path: str | None
 ) -> Side:
-    """The CRDs under prefix in tree, the digest of each counter's files, and the controllers
-    the tree's own policy declares (the policy in use where it lies outside the repository,
-    or for the working tree)."""
+    """The CRDs and webhook configurations under prefix in tree, the digest of each
+    counter's files, and the controllers the tree's own policy declares (the policy in use
+    where it lies outside the repository, or for the working tree)."""
     file_digests = {
         counter.name: digest.files_digest(git_tree.contents_of(tree, counter.files))
         for counter in policy.counters
@@ -35,8 +35,14 @@ def side_of(
     declared = policy
     if policy_path is not None and not isinstance(tree, git_tree.WorkTree):
         declared = policy_in_tree(tree, policy_path)
-    crds = git_tree.crds_in(tree, prefix, max_bytes)
-    return Side(tree.label, crds, file_digests, declared.controllers)
+    rendered = git_tree.rendered_in(tree, prefix, max_bytes)
+    return Side(
+        tree.label,
+        rendered.crds,
+        file_digests,
+        declared.controllers,
+        rendered.manifests.webhooks,
+    )
 
 
 @options.guarded

@@ -25,7 +25,8 @@ Engine
     engine's UG101, refused unless declared; an added CRD is allowed.
 Other counters (policy ``counters``; ``controller-state-version`` is monotonic by default
 whenever a CRD on either side carries it)
-  - every candidate CRD carries the same canonical value (UG708);
+  - every candidate CRD carries the same canonical value (UG708), and so does every
+    webhook configuration in the tree that carries a counter on either side;
   - ``monotonic``: never below the baseline value (UG709);
   - ``equal-when-unchanged``: when the digest of its files changed, strictly above the
     baseline value (UG710); when not, equal (UG711). A counter the baseline lacks starts
@@ -198,8 +199,8 @@ def verify_history(
         CounterState(
             counter.name,
             counter.rule,
-            stamped(baseline.crds, counter.annotation).value,
-            stamped(candidate.crds, counter.annotation).value,
+            stamped(subject.carriers(baseline), counter.annotation).value,
+            stamped(subject.carriers(candidate), counter.annotation).value,
             subject.files_changed(counter),
         )
         for counter in subject.counters

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from upgrade_guard.crd import Crd
-from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError, documents_of
+from upgrade_guard.load.rendered import Rendered, rendered_from
 
 CRD_SUFFIXES = (".yaml", ".yml", ".json")
 _ENV = {"GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C", "GIT_TERMINAL_PROMPT": "0"}
@@ -247,6 +247,11 @@ def matching(paths: Iterable[str], patterns: Iterable[str]) -> list[str]:
 
 def crds_in(tree: Tree, prefix: str, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Crd]:
     """The CRDs of the .yaml/.yml/.json files under prefix in tree, by name."""
+    return rendered_in(tree, prefix, max_bytes).crds
+
+
+def rendered_in(tree: Tree, prefix: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Rendered:
+    """The CRDs, roles and webhook configurations of the files under prefix in tree."""
     paths = [path for path in tree.paths(prefix) if path.endswith(CRD_SUFFIXES)]
     contents = tree.read(paths)
     used = sum(len(data) for data in contents.values())
@@ -256,7 +261,7 @@ def crds_in(tree: Tree, prefix: str, max_bytes: int = DEFAULT_MAX_BYTES) -> dict
     for path in paths:
         name = path if isinstance(tree, WorkTree) else f"{tree.label}:{path}"
         documents.extend(documents_of(name, contents[path]))
-    return crds_from(documents)
+    return rendered_from(documents)
 
 
 def contents_of(tree: Tree, patterns: Iterable[str]) -> Mapping[str, bytes]:

@@ -28,6 +28,8 @@ from typing import Any
 from upgrade_guard.crd import Crd
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import GZIP_MAGIC, LoadError, documents_of
+from upgrade_guard.load.rendered import manifests_from
+from upgrade_guard.manifests import Manifests
 
 PENDING = {
     "pending-install": "install",
@@ -66,6 +68,11 @@ class Record:
         """The CustomResourceDefinitions the manifest applies, by name."""
         data = self.manifest.encode()
         return crds_from(documents_of(f"release record {self.name}", data), validate=False)
+
+    def manifests(self) -> Manifests:
+        """The roles and webhook configurations the manifest applies."""
+        data = self.manifest.encode()
+        return manifests_from(documents_of(f"release record {self.name}", data))
 
 
 def decode(name: str, secret: Any) -> Record:

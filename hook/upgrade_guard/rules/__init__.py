@@ -71,6 +71,7 @@ from upgrade_guard.rules import (
     unclassified_change,
     unserved_without_deprecation,
     validation_rule_added,
+    webhook_counter_below_live,
 )
 from upgrade_guard.rules.kinds import Rule
 
@@ -144,6 +145,7 @@ ALL_RULES: tuple[Rule, ...] = tuple(
             role_permission_removed.RULE,
             finalizer_no_longer_handled.RULE,
             condition_type_no_longer_declared.RULE,
+            webhook_counter_below_live.RULE,
         ),
         key=lambda rule: rule.code,
     )

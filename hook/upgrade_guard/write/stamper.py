@@ -40,6 +40,7 @@ from yaml.cyaml import CParser  # type: ignore[attr-defined]
 
 from upgrade_guard.load import yaml_reader
 from upgrade_guard.load.yaml_reader import YamlError, read_documents
+from upgrade_guard.manifests import ADMISSION_GROUP, WEBHOOK_KINDS
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*\Z")
 _SUFFIXES = (".yaml", ".yml", ".json")
@@ -93,6 +94,20 @@ class _Document:
         return self.kind == "CustomResourceDefinition" and (self.api_version or "").startswith(
             "apiextensions.k8s.io/"
         )
+
+    @property
+    def key(self) -> str | None:
+        """How stamp names what it stamps: a CRD by its name, a webhook configuration as
+        ``KIND NAME`` (a Validating and a Mutating one often share a name); None for every
+        other document."""
+        if self.name is None:
+            return None
+        if self.is_crd:
+            return self.name
+        webhook = self.kind in WEBHOOK_KINDS and (self.api_version or "").startswith(
+            ADMISSION_GROUP + "/"
+        )
+        return f"{self.kind} {self.name}" if webhook else None
 
     @property
     def name(self) -> str | None:
@@ -479,12 +494,12 @@ def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
 
 
 def read_annotations(text: str) -> dict[str, dict[str, str | None]]:
-    """The annotations of each CRD document (by name) as Kubernetes reads them; a value that
-    is not a string reads as None."""
+    """The annotations of each CRD (by name) and webhook configuration (``KIND NAME``) as
+    Kubernetes reads them; a value that is not a string reads as None."""
     found: dict[str, dict[str, str | None]] = {}
     for document in _documents(text):
-        name = document.name
-        if not document.is_crd or name is None or document.metadata is None:
+        name = document.key
+        if name is None or document.metadata is None:
             continue
         annotations = document.metadata.entry("annotations")
         values: dict[str, str | None] = {}
@@ -497,28 +512,34 @@ def read_annotations(text: str) -> dict[str, dict[str, str | None]]:
     return found
 
 
-def stamp_text(text: str, wanted: Mapping[str, Mapping[str, str]], where: str = "<text>") -> str:
-    """text with, in each CRD document named in wanted, those annotations set.
+def _described(key: str) -> str:
+    return key if " " in key else f"CRD {key}"
 
-    Every CRD named must be found (StampError otherwise); CRDs not named and other
-    documents are left alone. Stamping what is already stamped returns text unchanged.
+
+def stamp_text(text: str, wanted: Mapping[str, Mapping[str, str]], where: str = "<text>") -> str:
+    """text with, in each CRD (by name) and webhook configuration (``KIND NAME``) named in
+    wanted, those annotations set.
+
+    Every one named must be found (StampError otherwise); the others and other documents
+    are left alone. Stamping what is already stamped returns text unchanged.
     """
     edits: list[tuple[int, int, str]] = []
     seen: set[str] = set()
     for document in _documents(text):
-        name = document.name
-        if not document.is_crd or name is None or name not in wanted:
+        name = document.key
+        if name is None or name not in wanted:
             continue
+        what = f"{where}: {_described(name)}"
         if name in seen:
-            raise StampError(f"{where}: CRD {name} appears twice")
+            raise StampError(f"{what} appears twice")
         seen.add(name)
-        found = _edits(text, document, wanted[name], f"{where}: CRD {name}")
-        _outside_conditionals(text, document, found, f"{where}: CRD {name}")
+        found = _edits(text, document, wanted[name], what)
+        _outside_conditionals(text, document, found, what)
         edits.extend(found)
     missing = sorted(set(wanted) - seen)
     if missing:
         raise StampError(
-            f"{where}: CRD {missing[0]} not found as a document stamp can edit"
+            f"{where}: {_described(missing[0])} not found as a document stamp can edit"
             " (CRDs inside a List are not stamped)"
         )
     if not edits:
@@ -528,7 +549,7 @@ def stamp_text(text: str, wanted: Mapping[str, Mapping[str, str]], where: str = 
     for name, values in wanted.items():
         got = read_back.get(name, {})
         if any(got.get(key) != value for key, value in values.items()):
-            raise StampError(f"{where}: CRD {name}: stamping did not read back (a bug)")
+            raise StampError(f"{where}: {_described(name)}: stamping did not read back (a bug)")
     return result
 
 
