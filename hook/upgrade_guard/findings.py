@@ -51,10 +51,13 @@ class Change:
 
 @dataclass(frozen=True)
 class Finding:
+    """What the judge made of a change. ``crd``: the CRD it is about, or None for a finding
+    about the CRDs as a whole (the release the hook judges, the tree verify-history does)."""
+
     code: str
     rule: str
     severity: Severity
-    crd: str
+    crd: str | None
     version: str | None
     path: str | None
     message: str

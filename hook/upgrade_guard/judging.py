@@ -27,12 +27,12 @@ RATCHETING_SINCE = (1, 30)
 
 @dataclass(frozen=True)
 class Placed:
-    """A rule's change placed in its CRD and version, before the policy is applied. ``node``
-    is where a property rule looked; ``step`` orders the changes of one CRD where a check
-    runs over a history (the release a lifecycle rule found it at)."""
+    """A rule's change placed in its CRD (None: the CRDs as a whole) and version, before the
+    policy is applied. ``node`` is where a property rule looked; ``step`` orders the changes
+    of one CRD where a check runs over a history (the release a lifecycle rule found it at)."""
 
     rule: Rule
-    crd: str
+    crd: str | None
     version: str | None
     path: schema.Path | None
     change: Change
@@ -53,7 +53,7 @@ class Changes:
     changed: frozenset[str] = frozenset()
 
     def merged(self, other: Changes) -> Changes:
-        raw = sorted(self.raw + other.raw, key=lambda item: item.crd)  # stable: same order
+        raw = sorted(self.raw + other.raw, key=lambda item: item.crd or "")  # stable
         return Changes(
             tuple(raw),
             self.crds_compared + other.crds_compared,
@@ -99,12 +99,13 @@ ACCEPTED = "ACCEPTED by the cluster admin"
 @dataclass(frozen=True)
 class Acceptance:
     """A finding a cluster admin accepts at upgrade time (``upgrade-guard.accept``), named
-    exactly (code, CRD, version, path: no globs), for one chart version only, so
-    ``helm upgrade --reuse-values`` cannot carry it into the next release."""
+    exactly (code, CRD, version, path: no globs; no CRD for a finding about the CRDs as a
+    whole), for one chart version only, so ``helm upgrade --reuse-values`` cannot carry it
+    into the next release."""
 
     chart: str
     code: str
-    crd: str
+    crd: str | None = None
     version: str | None = None
     path: str | None = None
 
@@ -161,7 +162,7 @@ def judge(
     unused = [d for d in active if id(d) not in used and not changes.idle(d)]
     ordered.extend((0, finding) for finding in _unused(unused, excusable, policy))
     ordered = _accepted(ordered, changes, context)
-    ordered.sort(key=lambda pair: (pair[1].crd, pair[0], *report_order(pair[1])[1:]))
+    ordered.sort(key=lambda pair: (pair[1].crd or "", pair[0], *report_order(pair[1])[1:]))
     return Outcome(
         findings=tuple(finding for _, finding in ordered),
         crds_compared=changes.crds_compared,
@@ -205,9 +206,10 @@ def _accepted(
 
 
 def report_order(finding: Finding) -> tuple[Any, ...]:
-    """By CRD; within one, what still refuses first, most severe first; then by place."""
+    """By CRD (first what is about the CRDs as a whole); within one, what still refuses
+    first, most severe first; then by place."""
     return (
-        finding.crd,
+        finding.crd or "",
         finding.excused is not None,
         -finding.severity,
         finding.version or "",
@@ -303,9 +305,10 @@ def _nearest(declared: DeclaredBreak, findings: list[Finding]) -> str:
     is in a CRD it names, else the nearest path among that CRD's findings of its rule."""
     if any(declared.excuses(f) for f in findings):
         return " (its findings are excused by an earlier declared break)"
-    in_crd = [f for f in findings if glob_pattern(declared.crd).match(f.crd)]
+    named = {f.crd for f in findings if f.crd is not None}
+    in_crd = [f for f in findings if f.crd in named and glob_pattern(declared.crd).match(f.crd)]
     if not in_crd:
-        return did_you_mean(declared.crd, {f.crd for f in findings})
+        return did_you_mean(declared.crd, named)
     same_rule = [f.path for f in in_crd if f.code == declared.code and f.path]
     if declared.path is None or not same_rule:
         return ""

@@ -121,7 +121,9 @@ class DeclaredBreak:
     change: tuple[Any, Any] | None = None
 
     def excuses(self, finding: Finding) -> bool:
-        if finding.code != self.code or not glob_pattern(self.crd).match(finding.crd):
+        if finding.code != self.code or finding.crd is None:
+            return False
+        if not glob_pattern(self.crd).match(finding.crd):
             return False
         if self.version is not None and finding.version != self.version:
             return False
@@ -376,17 +378,18 @@ def declared_break_entries(
     release only and later releases (a value change, a rollback way out) skip it."""
     changes: dict[tuple[str, str, str], list[Finding]] = {}
     for finding in findings:
-        if finding.refuses and rules.lookup(finding.code) is not None:
+        # a break names a CRD: one about the CRDs as a whole is never excused by one
+        if finding.refuses and finding.crd is not None and rules.lookup(finding.code) is not None:
             key = (finding.code, _canonical_json(finding.old), _canonical_json(finding.new))
             changes.setdefault(key, []).append(finding)
     entries: list[tuple[int, dict[str, Any]]] = []
-    places: dict[tuple[str, str, str | None, str | None], list[Finding]] = {}
+    places: dict[tuple[str | None, str, str | None, str | None], list[Finding]] = {}
     for members in changes.values():
         first = members[0]
         if len(members) == 1:
             places.setdefault((first.crd, first.code, first.version, first.path), []).append(first)
             continue
-        group = {"crd": _crd_glob({f.crd for f in members}), "rule": first.rule}
+        group = {"crd": _crd_glob({f.crd for f in members if f.crd}), "rule": first.rule}
         entries.append((len(members), {**group, "old": first.old, "new": first.new}))
     for (crd, _, version, path), members in places.items():
         entry: dict[str, Any] = {"crd": crd, "rule": members[0].rule}

@@ -13,7 +13,7 @@ REFUSAL = Finding(
     code="UG704",
     rule="schema-changed-without-bump",
     severity=Severity.ERROR,
-    crd="(all CRDs)",
+    crd=None,
     version=None,
     path=None,
     message="the schema changed (w.example.com changed) but the schema version stayed at 3",
@@ -90,6 +90,7 @@ def test_json_keys_are_always_present() -> None:
             "counters",
             "notes",
         ]
+        assert [f["crd"] for f in document["findings"]] == [None, "w.example.com"][: len(findings)]
         assert list(document["history"]["schema"]) == [
             "baseline_version",
             "candidate_version",
@@ -102,7 +103,7 @@ def test_json_keys_are_always_present() -> None:
 
 def test_github_states_what_was_compared_and_annotates_each_finding() -> None:
     lines = REPORTERS["github"](history(REFUSAL, EXCUSED)).splitlines()
-    assert lines[0].startswith("::error title=UG704 schema-changed-without-bump::")
+    assert lines[0].startswith("::error title=UG704 schema-changed-without-bump::(all CRDs): ")
     assert lines[1].startswith("::notice title=UG201 property-removed::")
     assert lines[2] == "baseline: origin/main — explicit: the working tree against origin/main"
     assert lines[6].startswith("upgrade-guard: unsafe (1 error")
@@ -111,4 +112,5 @@ def test_github_states_what_was_compared_and_annotates_each_finding() -> None:
 def test_markdown_lists_what_was_compared_above_the_tables() -> None:
     text = REPORTERS["markdown"](history(REFUSAL))
     assert "- schema: version 3 → 3; changed: w.example.com changed" in text
+    assert "### (all CRDs)\n" in text
     assert "| ❌ error | `UG704` schema-changed-without-bump |" in text

@@ -98,18 +98,38 @@ def test_several_controller_images_each_its_slot(tmp_path: Path) -> None:
     assert twice.returncode == 2 and "each slot once" in twice.stderr, twice.stderr
 
 
+def test_a_finding_about_the_crds_as_a_whole_is_accepted_without_a_crd(tmp_path: Path) -> None:
+    """A stale image is about the release, not one CRD: its accept entry names no CRD, and
+    given back for this chart version it lets the pairing through (the hook then goes on to
+    the cluster: here none, exit 3); for another chart version it accepts nothing."""
+    table = tmp_path / "images.yaml"
+    table.write_text('images: {"1.0.0": {controller-state-version: 2}}\n')
+    common = ("--crds", str(EXAMPLE_CRDS), "--counter", "controller-state-version=3",
+              "--controller-image", "op:1.0.0", "--image-table", str(table))  # fmt: skip
+    done, _ = hook(tmp_path, *common, "--chart-version", "2.0.0")
+    assert done.returncode == 1, done.stdout + done.stderr
+    (entry,) = [
+        line.split("accept: ")[1] for line in done.stdout.splitlines() if "accept: {" in line
+    ]
+    assert entry.startswith('{"chart":"2.0.0","code":"UG602"') and '"crd"' not in entry, entry
+    accepted, _ = hook(tmp_path, *common, "--chart-version", "2.0.0", "--accept", entry)
+    assert accepted.returncode == 3, accepted.stdout + accepted.stderr
+    stale, _ = hook(tmp_path, *common, "--chart-version", "2.0.1", "--accept", entry)
+    assert stale.returncode == 1 and "error UG602" in stale.stdout, stale.stdout + stale.stderr
+
+
 @pytest.mark.parametrize(
     ("given", "problem"),
     [
         (("--accept", "{not json", "--chart-version", "1.0.0"), "not JSON"),
-        (("--accept", '{"chart": "1.0.0", "code": "UG201"}', "--chart-version", "1.0.0"),
-         "expected an object with chart, code and crd"),
+        (("--accept", '{"chart": "1.0.0", "crd": "w.x"}', "--chart-version", "1.0.0"),
+         "expected an object with chart and code"),
         (("--accept", '{"chart": "1.0.0", "code": "UG201", "crd": "w.x", "why": "y"}',
           "--chart-version", "1.0.0"), "unknown keys: why"),
         (("--accept", '{"chart": "1.0.0", "code": "UG201", "crd": "w.x"}'),
          "needs --chart-version"),
     ],
-    ids=["not JSON", "no crd", "unknown key", "no chart version"],
+    ids=["not JSON", "no code", "unknown key", "no chart version"],
 )  # fmt: skip
 def test_a_malformed_acceptance_exits_2(
     tmp_path: Path, given: tuple[str, ...], problem: str

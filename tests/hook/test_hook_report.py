@@ -47,7 +47,7 @@ def test_the_log_starts_with_the_verdict_and_gives_each_way_out() -> None:
     should change, and the entry that accepts exactly it for this chart version."""
     stored = Finding("UG104", "stored-version-removed", Severity.ERROR, "w.example.com",
                      None, None, "stored version v1alpha1 removed")  # fmt: skip
-    note = Finding("UG606", "first-adoption", Severity.INFO, "(all CRDs)", None, None, "adopted")
+    note = Finding("UG606", "first-adoption", Severity.INFO, None, None, None, "adopted")
     text = hook_log.render(
         Outcome((stored, note), 1), "pre-upgrade", 1, "read 1 CRD", chart_version="1.19.0"
     )

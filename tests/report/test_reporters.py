@@ -157,7 +157,7 @@ def test_safe_outcome() -> None:
         "upgrade-guard SAFE — 1 CRD; 0 error, 0 warning, 0 info, 0 excused\n"
     )
     assert json.loads(REPORTERS["json"](safe)) == {
-        "schemaVersion": 1,
+        "schemaVersion": 2,
         "verdict": "safe",
         "policy": "none (built-in defaults)",
         "summary": {"error": 0, "warning": 0, "info": 0, "excused": 0},

@@ -119,8 +119,8 @@ def _controller_images(given: list[str]) -> dict[str, str]:
     return images
 
 
-_ACCEPT_REQUIRED = ("chart", "code", "crd")
-_ACCEPT_KEYS = {*_ACCEPT_REQUIRED, "version", "path"}
+_ACCEPT_REQUIRED = ("chart", "code")
+_ACCEPT_PLACE = ("crd", "version", "path")
 
 
 def _acceptances(given: list[str], chart_version: str | None) -> tuple[Acceptance, ...]:
@@ -132,13 +132,13 @@ def _acceptances(given: list[str], chart_version: str | None) -> tuple[Acceptanc
         except json.JSONDecodeError as error:
             raise options.UsageProblem(f"--accept {item}: not JSON ({error.msg})") from None
         fields = entry if isinstance(entry, dict) else {}
-        wrong = sorted(set(fields) - _ACCEPT_KEYS)
+        wrong = sorted(set(fields) - {*_ACCEPT_REQUIRED, *_ACCEPT_PLACE})
         required = all(isinstance(fields.get(k), str) and fields[k] for k in _ACCEPT_REQUIRED)
-        optional = all(isinstance(fields.get(k, ""), str) for k in ("version", "path"))
+        optional = all(isinstance(fields.get(k, ""), str) for k in _ACCEPT_PLACE)
         if not fields or wrong or not required or not optional:
             unknown = f"; unknown keys: {', '.join(wrong)}" if wrong else ""
             raise options.UsageProblem(
-                f"--accept {item}: expected an object with chart, code and crd, and version and"
+                f"--accept {item}: expected an object with chart and code, and crd, version and"
                 f" path where the finding has them (strings){unknown}"
             )
         acceptances.append(Acceptance(**{k: v for k, v in fields.items() if v}))

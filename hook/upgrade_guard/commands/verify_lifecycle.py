@@ -42,14 +42,15 @@ def breaking_changes(
             None,
         )
         for finding in outcome.findings:
-            version = finding.version
+            name, version = finding.crd, finding.version
             if (
                 finding.severity is Severity.ERROR
+                and name is not None
                 and version is not None
-                and _served(before, finding.crd, version)
-                and _served(after, finding.crd, version)
+                and _served(before, name, version)
+                and _served(after, name, version)
             ):
-                found.setdefault((index, finding.crd, version), []).append(finding)
+                found.setdefault((index, name, version), []).append(finding)
     return found
 
 

@@ -103,7 +103,7 @@ def located(
     root, the CRDs' files are paths relative to it (a git work tree), shown as they are."""
     by_file: dict[str, list[int]] = {}
     for index, finding in enumerate(findings):
-        crd = crds.get(finding.crd)
+        crd = None if finding.crd is None else crds.get(finding.crd)
         if crd is not None and ((root or Path()) / crd.source.file).is_file():
             by_file.setdefault(crd.source.file, []).append(index)
     result = list(findings)

@@ -32,7 +32,7 @@ def _command(finding: Finding, title: str, text: str) -> str:
 
 
 def _annotation(finding: Finding) -> str:
-    where = " ".join(part for part in (finding.crd, finding.version, finding.path) if part)
+    where = grouping.place(finding)
     return _command(finding, f"{finding.code} {finding.rule}", f"{where}: {finding.message}")
 
 

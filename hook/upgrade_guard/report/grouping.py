@@ -14,6 +14,14 @@ from dataclasses import dataclass
 from upgrade_guard.findings import Finding
 
 FIRST_PATHS = 3
+# How the reports for people name the place of a finding about the CRDs as a whole (the
+# release, the tree): it has no CRD of its own (``Finding.crd`` is None).
+ALL_CRDS = "(all CRDs)"
+
+
+def place(finding: Finding) -> str:
+    """Where a finding is, for people: its CRD (or ALL_CRDS), version and path."""
+    return " ".join(p for p in (finding.crd or ALL_CRDS, finding.version, finding.path) if p)
 
 
 @dataclass(frozen=True)
@@ -30,14 +38,11 @@ class Group:
 
     @property
     def crds(self) -> list[str]:
-        return sorted({finding.crd for finding in self.findings})
+        return sorted({finding.crd for finding in self.findings if finding.crd is not None})
 
     def places(self, limit: int = FIRST_PATHS) -> list[str]:
         """Where the first ``limit`` findings are: CRD, version and path."""
-        return [
-            " ".join(part for part in (f.crd, f.version, f.path) if part)
-            for f in self.findings[:limit]
-        ]
+        return [place(finding) for finding in self.findings[:limit]]
 
     def places_line(self) -> str:
         """The first places and how many more, for one line of a report."""

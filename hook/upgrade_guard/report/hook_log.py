@@ -66,17 +66,14 @@ def author_fix(finding: Finding) -> str:
 
 def accept_entry(finding: Finding, chart_version: str | None) -> str:
     """The value entry that accepts exactly this finding for this chart version."""
-    fields = {"chart": chart_version or "VERSION", "code": finding.code, "crd": finding.crd}
-    fields |= {k: v for k, v in (("version", finding.version), ("path", finding.path)) if v}
+    fields = {"chart": chart_version or "VERSION", "code": finding.code}
+    found = (("crd", finding.crd), ("version", finding.version), ("path", finding.path))
+    fields |= {k: v for k, v in found if v}
     return json.dumps(fields, separators=(",", ":"))
 
 
 def accepted(finding: Finding) -> bool:
     return (finding.excused or "").startswith(ACCEPTED)
-
-
-def _where(finding: Finding) -> str:
-    return " ".join(p for p in (finding.crd, finding.version, finding.path) if p)
 
 
 def _label(finding: Finding) -> str:
@@ -86,7 +83,8 @@ def _label(finding: Finding) -> str:
 
 
 def finding_line(finding: Finding) -> str:
-    return f"{_label(finding)} {finding.code} {finding.rule} {_where(finding)}: {finding.message}"
+    where = grouping.place(finding)
+    return f"{_label(finding)} {finding.code} {finding.rule} {where}: {finding.message}"
 
 
 def verdict_line(outcome: Outcome, phase: str, checked: int) -> str:
@@ -203,7 +201,7 @@ def termination_summary(outcome: Outcome, phase: str, checked: int) -> str:
     refusing = [f for f in outcome.findings if f.refuses]
     used = len(lines[0].encode()) + 1
     for index, finding in enumerate(refusing):
-        line = " ".join(p for p in (finding.code, _where(finding)) if p)
+        line = " ".join(p for p in (finding.code, grouping.place(finding)) if p)
         rest = len(refusing) - index
         tail = f"... and {rest} more refusals"
         if used + len(line.encode()) + 1 + len(tail.encode()) + 1 > TERMINATION_LIMIT:

@@ -68,7 +68,7 @@ def render(outcome: Outcome, terminal: Terminal = PLAIN) -> str:
         lines.append("")
     for crd, findings in groupby(singles, key=lambda f: f.crd):
         lines += [
-            f"### `{crd}`",
+            f"### `{crd}`" if crd else f"### {grouping.ALL_CRDS}",
             "",
             "| severity | rule | version | path | finding |",
             "|---|---|---|---|---|",

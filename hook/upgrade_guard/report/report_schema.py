@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _TEXT: dict[str, Any] = {"type": "string"}
 _TEXT_OR_NULL: dict[str, Any] = {"type": ["string", "null"]}
@@ -39,7 +39,10 @@ _EXCUSE = {
 _FINDING = _object(
     {
         **_JUDGED,
-        "crd": _TEXT,
+        "crd": {
+            **_TEXT_OR_NULL,
+            "description": "the CRD's name; null for a finding about the CRDs as a whole",
+        },
         "version": {**_TEXT_OR_NULL, "description": "null for a CRD-level finding; A->B for UG110"},
         "path": {**_TEXT_OR_NULL, "description": "dotted from the schema root; null at CRD level"},
         "message": _TEXT,

@@ -100,7 +100,7 @@ def render(outcome: Outcome, terminal: Terminal = PLAIN) -> str:
                 _print(console, line)
         console.print()
     for crd, findings in groupby(singles, key=lambda f: f.crd):
-        console.print(Text(crd, style="bold underline"))
+        console.print(Text(crd or grouping.ALL_CRDS, style="bold underline"))
         for finding in findings:
             for line in _finding_lines(finding):
                 _print(console, line)

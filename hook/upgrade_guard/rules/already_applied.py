@@ -15,15 +15,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HookCheck, listed
+from upgrade_guard.rules.kinds import HookCheck, listed
 from upgrade_guard.subjects import HookSubject
 
 
-def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HookSubject) -> Iterator[tuple[str | None, Change]]:
     applied = [name for name, ours, theirs in subject.both() if ours.spec == theirs.spec]
     if applied:
         yield (
-            ALL_CRDS,
+            None,
             Change(
                 None,
                 f"{len(applied)} live CRD(s) already equal the chart's ({listed(applied)}):"

@@ -14,15 +14,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HistoryCheck
+from upgrade_guard.rules.kinds import HistoryCheck
 from upgrade_guard.subjects import HistorySubject
 
 
-def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HistorySubject) -> Iterator[tuple[str | None, Change]]:
     for counter, before, after in subject.stamped_counters():
         if subject.files_changed(counter) is False and after != before:
             message = f"{counter.name} moved from {before} to {after} but its files did not change"
-            yield ALL_CRDS, Change(None, message, before, after)
+            yield None, Change(None, message, before, after)
 
 
 RULE = HistoryCheck(

@@ -15,18 +15,18 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HistoryCheck
+from upgrade_guard.rules.kinds import HistoryCheck
 from upgrade_guard.subjects import HistorySubject
 
 
-def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HistorySubject) -> Iterator[tuple[str | None, Change]]:
     for counter, before, after in subject.stamped_counters():
         if subject.files_changed(counter) is True and after <= before:
             message = (
                 f"the files of {counter.name} changed but it stayed at {after}"
                 f" (must be above {before})"
             )
-            yield ALL_CRDS, Change(None, message, before, after)
+            yield None, Change(None, message, before, after)
 
 
 RULE = HistoryCheck(

@@ -18,17 +18,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HistoryCheck
+from upgrade_guard.rules.kinds import HistoryCheck
 from upgrade_guard.subjects import HistorySubject, stamped
 
 
-def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HistorySubject) -> Iterator[tuple[str | None, Change]]:
     for counter in subject.counters:
         found = stamped(subject.carriers(subject.candidate), counter.annotation)
         yield from found.missing_changes(counter.annotation, "run upgrade-guard stamp")
         disagreement = found.disagreement(counter.annotation)
         if disagreement is not None:
-            yield ALL_CRDS, disagreement
+            yield None, disagreement
 
 
 RULE = HistoryCheck(

@@ -17,11 +17,11 @@ from collections.abc import Iterator
 
 from upgrade_guard.crd import annotations_of, stamped_number
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HookCheck, listed
+from upgrade_guard.rules.kinds import HookCheck, listed
 from upgrade_guard.subjects import HookSubject
 
 
-def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HookSubject) -> Iterator[tuple[str | None, Change]]:
     key = subject.schema_key
     unversioned = [
         name
@@ -30,7 +30,7 @@ def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
     ]
     if unversioned and not subject.adopted:
         yield (
-            ALL_CRDS,
+            None,
             Change(
                 None,
                 f"{len(unversioned)} live CRD(s) carry no {key} ({listed(unversioned)}):"

@@ -14,16 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HistoryCheck
+from upgrade_guard.rules.kinds import HistoryCheck
 from upgrade_guard.subjects import HistorySubject
 
 
-def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HistorySubject) -> Iterator[tuple[str | None, Change]]:
     after = subject.after
     if after is not None and subject.before is None and after != 1:
         what = "has no CRDs" if not subject.baseline.crds else "carries no schema versions"
         yield (
-            ALL_CRDS,
+            None,
             Change(
                 None,
                 f"the baseline {what}, so this is a first adoption: the schema version must be 1,"

@@ -22,11 +22,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HookCheck
+from upgrade_guard.rules.kinds import HookCheck
 from upgrade_guard.subjects import HookSubject
 
 
-def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HookSubject) -> Iterator[tuple[str | None, Change]]:
     for pairing in subject.pairings():
         if pairing.entry is None:
             continue
@@ -37,7 +37,7 @@ def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
             continue
         has = ", ".join(f"{n} {v if v is not None else 'none'}" for n, v in sorted(wrong.items()))
         yield (
-            ALL_CRDS,
+            None,
             Change(
                 None,
                 f"{pairing.slot}: the values deploy {pairing.image} ({key}: {has}),"

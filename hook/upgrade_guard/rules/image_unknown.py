@@ -16,17 +16,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HookCheck
+from upgrade_guard.rules.kinds import HookCheck
 from upgrade_guard.subjects import HookSubject
 
 
-def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HookSubject) -> Iterator[tuple[str | None, Change]]:
     for pairing in subject.pairings():
         if pairing.entry is not None:
             continue
         image, source = pairing.image, pairing.table.source
         yield (
-            ALL_CRDS,
+            None,
             Change(
                 None,
                 f"{pairing.slot}: the values deploy {image}, which the chart's image table"

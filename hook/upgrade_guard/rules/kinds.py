@@ -19,8 +19,6 @@ from upgrade_guard.findings import Change, Severity
 from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
 from upgrade_guard.subjects import HistorySubject, HookSubject, RoleSubject
 
-# Where a finding is about the release as a whole rather than one CRD.
-ALL_CRDS = "(all CRDs)"
 SHOWN_NAMES = 5
 
 
@@ -104,9 +102,9 @@ class EngineRule(Rule):
 class HistoryCheck(Rule):
     """A check verify-history makes of the schema version and the other counters between a
     baseline commit and the candidate; ``check`` yields each change with the CRD it is about
-    (``ALL_CRDS`` for the tree as a whole)."""
+    (None for the tree as a whole)."""
 
-    check: Callable[[HistorySubject], Iterable[tuple[str, Change]]]
+    check: Callable[[HistorySubject], Iterable[tuple[str | None, Change]]]
     excusable: ClassVar[bool] = False
 
 
@@ -114,9 +112,9 @@ class HistoryCheck(Rule):
 class HookCheck(Rule):
     """A check the cluster hook makes besides the engine's: the chart against its images and
     against what the cluster holds; ``check`` yields each change with the CRD it is about
-    (``ALL_CRDS`` for the release as a whole)."""
+    (None for the release as a whole)."""
 
-    check: Callable[[HookSubject], Iterable[tuple[str, Change]]]
+    check: Callable[[HookSubject], Iterable[tuple[str | None, Change]]]
     excusable: ClassVar[bool] = False
 
 

@@ -16,15 +16,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HistoryCheck
+from upgrade_guard.rules.kinds import HistoryCheck
 from upgrade_guard.subjects import HistorySubject
 
 
-def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HistorySubject) -> Iterator[tuple[str | None, Change]]:
     before, after = subject.before, subject.after
     if before is not None and after == before and subject.changes:
         yield (
-            ALL_CRDS,
+            None,
             Change(
                 None,
                 f"the schema changed ({'; '.join(subject.changes)}) but the schema version"

@@ -16,16 +16,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HistoryCheck
+from upgrade_guard.rules.kinds import HistoryCheck
 from upgrade_guard.subjects import HistorySubject, stamped
 
 
-def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HistorySubject) -> Iterator[tuple[str | None, Change]]:
     keys, bump = (subject.version_key, subject.digest_key), f"{subject.stamp} --bump"
     if subject.regenerated:
         count = len(subject.candidate.crds)
         yield (
-            ALL_CRDS,
+            None,
             Change(
                 None,
                 f"none of the {count} CRD{'s' if count != 1 else ''} carries {keys[0]} or {keys[1]}"

@@ -17,15 +17,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HistoryCheck
+from upgrade_guard.rules.kinds import HistoryCheck
 from upgrade_guard.subjects import HistorySubject
 
 
-def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HistorySubject) -> Iterator[tuple[str | None, Change]]:
     restart, problem = subject.restart
     if subject.rolled_back() and restart is None:
         yield (
-            ALL_CRDS,
+            None,
             Change(
                 None,
                 f"the schema version went down from {subject.before} to {subject.after}:"

@@ -14,16 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HistoryCheck
+from upgrade_guard.rules.kinds import HistoryCheck
 from upgrade_guard.subjects import HistorySubject, stamped
 
 
-def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HistorySubject) -> Iterator[tuple[str | None, Change]]:
     disagreement = stamped(subject.candidate.crds, subject.version_key).disagreement(
         subject.version_key
     )
     if disagreement is not None and not subject.regenerated:
-        yield ALL_CRDS, disagreement
+        yield None, disagreement
 
 
 RULE = HistoryCheck(

@@ -17,11 +17,11 @@ from collections.abc import Iterator
 
 from upgrade_guard.crd import CONTROLLER_STATE_VERSION
 from upgrade_guard.findings import Change, Severity
-from upgrade_guard.rules.kinds import ALL_CRDS, HookCheck, listed
+from upgrade_guard.rules.kinds import HookCheck, listed
 from upgrade_guard.subjects import HookSubject
 
 
-def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
+def check(subject: HookSubject) -> Iterator[tuple[str | None, Change]]:
     reads = subject.chart_counters.get(CONTROLLER_STATE_VERSION)
     if reads is None:
         return
@@ -32,7 +32,7 @@ def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
     if newer:
         highest = newer[0].version
         yield (
-            ALL_CRDS,
+            None,
             Change(
                 None,
                 f"{len(newer)} place(s) hold state written at controller-state-version up to"

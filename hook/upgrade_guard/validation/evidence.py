@@ -273,14 +273,16 @@ class Gathered:
         self._by_version: dict[str, dict[str, VersionEvidence]] = {}
         self._listings: dict[str, Listing] = {}
         for finding in outcome.findings:
+            name = finding.crd
             if (
                 finding.code not in DATA_RULES
-                or finding.version not in chart.get(finding.crd, _NO_CRD).versions
-                or finding.crd not in live
+                or name is None
+                or finding.version not in chart.get(name, _NO_CRD).versions
+                or name not in live
                 or finding.excused is not None
             ):
                 continue
-            name, version = finding.crd, str(finding.version)
+            version = str(finding.version)
             if (live[name].spec.get("conversion") or {}).get("strategy", "None") != "None":
                 self._converted.append(finding)
                 continue
@@ -307,11 +309,14 @@ class Gathered:
             if finding in self._converted:
                 findings[i] = not_checkable(finding, "objects are converted by a webhook")
                 continue
-            collected = self._by_version.get(finding.crd, {}).get(str(finding.version))
-            listing = self._listings.get(finding.crd)
+            name = finding.crd
+            if name is None:
+                continue
+            collected = self._by_version.get(name, {}).get(str(finding.version))
+            listing = self._listings.get(name)
             if collected is None or listing is None or finding not in collected.findings:
                 continue
-            first_of.setdefault(finding.crd, i)
+            first_of.setdefault(name, i)
             if listing.problem:
                 findings[i] = not_checkable(finding, listing.problem)
                 continue
@@ -321,7 +326,7 @@ class Gathered:
                 collected.checked,
                 complete=listing.complete,
                 strict=self._strict,
-                kind=self._kinds[finding.crd],
+                kind=self._kinds[name],
             )
         for name, first in first_of.items():
             by_version = self._by_version[name].values()
