@@ -45,6 +45,21 @@ _NULLABLE_ENUM = {
     "properties": {"beta": {"type": "string", "nullable": True, "enum": ["ab", "green"]}},
 }
 
+
+
+def _atomic_map_rule(rule: str) -> dict[str, Any]:
+    """A rule on a property inside an atomic map: the apiserver correlates old and new values
+    there as in any map (apiextensions MapIsCorrelatable: unset, granular and atomic)."""
+    keyed = {"type": "object", "properties": {"k": {"type": "string"}}}
+    inner = {**keyed, "x-kubernetes-validations": [{"rule": rule}]}
+    return {
+        "type": "object",
+        "properties": {
+            "m": {"type": "object", "x-kubernetes-map-type": "atomic", "properties": {"x": inner}}
+        },
+    }
+
+
 _PORT = {
     "type": "object",
     "properties": {
@@ -226,6 +241,25 @@ _VALUE_SEMANTICS = (
 
 REGRESSIONS: tuple[Regression, ...] = (
     *_VALUE_SEMANTICS,
+    Regression(
+        "old-self-inside-an-atomic-map",
+        old=_atomic_map_rule("self.k != oldSelf.k"),
+        new=_atomic_map_rule("self.k != oldSelf.k"),
+        stored={"m": {"x": {"k": "a"}}},
+        op="UPDATE label",
+        refused=True,
+        why="a transition rule inside an atomic map runs on UPDATE (issue 22 §4, read in"
+        " apiextensions validation.go): the validator paired no old value there",
+    ),
+    Regression(
+        "old-self-inside-an-atomic-map-holding",
+        old=_atomic_map_rule("self.k == oldSelf.k"),
+        new=_atomic_map_rule("self.k == oldSelf.k"),
+        stored={"m": {"x": {"k": "a"}}},
+        op="UPDATE label",
+        refused=False,
+        why="the allowed side of the row above",
+    ),
     Regression(
         "integral-float-in-integer-read-by-a-rule",
         old=_PORT,

@@ -331,8 +331,8 @@ class RuleEvaluator:
         for branch in schema.get("allOf") or []:
             self._walk(value, old, branch, path, _Ratchet(None, ratchet.nearest), root, outcome)
         if isinstance(value, dict):
-            correlatable = schema.get("x-kubernetes-map-type") != "atomic"
-            old_map = old if isinstance(old, dict) and correlatable else {}
+            # Every map correlates by key, atomic ones too (apiextensions MapIsCorrelatable).
+            old_map = old if isinstance(old, dict) else {}
             for key, child in self._ruled_properties(schema):
                 if key in value:
                     where = values.child(path, key)
