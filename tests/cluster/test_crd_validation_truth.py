@@ -2,18 +2,21 @@
 
 A seeded hypothesis search mutates corpus CRDs (read in place from ../shared/corpus): one
 schema keyword set to a value of the right or the wrong JSON type, a keyword removed, a
-default added, or a CRD-level field (names, group, scope, versions, conversion) changed. Each
+default added, a CRD-level field (names, group, scope, versions, conversion) changed, or a
+CEL rule changed (see ``_cel_change``: rules edited or added against the schema's types,
+oldSelf moved under a list, messageExpression, optionalOldSelf, reason, fieldPath). Each
 mutation goes to the real kube-apiserver as a server-side dry-run CREATE and, as the old or
 the new side, to ``upgrade-guard diff`` against the unmutated CRD. ``diff`` must exit 2
 exactly when the apiserver refuses the mutated CRD, and never 4.
 
-CEL is not reproduced offline (compiling rules, their cost, rules run on defaults), so the
-corpus CRDs lose their x-kubernetes-validations first, and mutations add only rules that
-compile or cannot be decoded. Object metadata other than the name and the conversion
-webhook's service are not judged (charts render them; see load/crd_validation.py), so the
-bases are rendered first. Every disagreement found is kept in REGRESSIONS, each row
-checked against both the apiserver and the tool. ``UG_CRD_MUTATIONS`` sets the number of
-mutations (default 600: under a minute on an idle machine).
+The corpus CRDs keep their x-kubernetes-validations. Rules are added only where a rule's
+cost is not multiplied by an unbounded list (except oldSelf under a list that is not a map,
+refused whatever its cost): the cost estimate is validation/cel_cost's. Object metadata
+other than the name and the conversion webhook's service are not judged (charts render
+them; see load/crd_validation.py), so the bases are rendered first. Every disagreement
+found is kept in REGRESSIONS, each row checked against both the apiserver and the tool.
+``UG_CRD_MUTATIONS`` sets the number of mutations (default 600: under a minute on an idle
+machine).
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
+from collections import Counter
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,6 +40,7 @@ from corpus import CORPUS, require_corpus
 from testenv import Cluster, KubeError
 from upgrade_guard.cli import app
 from upgrade_guard.load.documents import load_documents
+from upgrade_guard.validation.cel_rules import escape
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 MUTATIONS = int(os.environ.get("UG_CRD_MUTATIONS", "600"))
@@ -52,6 +58,8 @@ BASES = (
     "prometheus-operator/v0.93.0/prometheusrules.monitoring.coreos.com.yaml",
     "prometheus-operator/v0.93.0/servicemonitors.monitoring.coreos.com.yaml",
     "prometheus-operator/v0.39.0/podmonitors.monitoring.coreos.com.yaml",
+    "provider-upjet-aws/v2.0.0/domains.lightsail.aws.m.upbound.io.yaml",
+    "kyverno/v1.19.0/updaterequests.kyverno.io.yaml",
 )
 
 S = {"type": "string"}
@@ -92,14 +100,6 @@ KEYWORD_VALUES: dict[str, list[Any]] = {
 NAME_VALUES = ["widgets", "Widgets", "wid_gets", "w", "Widget", "WidgetList", "wid-get", "", 5]
 
 
-def _without_cel(node: Any) -> Any:
-    if isinstance(node, dict):
-        return {k: _without_cel(v) for k, v in node.items() if k != "x-kubernetes-validations"}
-    if isinstance(node, list):
-        return [_without_cel(v) for v in node]
-    return node
-
-
 def _rendered(body: dict[str, Any]) -> dict[str, Any]:
     """The CRD as a chart renders it: some corpus CRDs are unrendered templates whose labels,
     annotations and webhook service hold ``{{ ... }}``, which the tool does not judge."""
@@ -119,7 +119,7 @@ def _load_bases() -> list[dict[str, Any]]:
             if isinstance(document.body, dict) and document.body.get("kind") == (
                 "CustomResourceDefinition"
             ):
-                bases.append(_rendered(_without_cel(document.body)))
+                bases.append(_rendered(document.body))
     return bases
 
 
@@ -147,7 +147,9 @@ def mutations(draw: st.DrawFn, bases: list[dict[str, Any]]) -> Case:
     base = draw(st.sampled_from(bases))
     body = copy.deepcopy(base)
     versions = body["spec"]["versions"]
-    kind = draw(st.sampled_from(["keyword"] * 6 + ["remove"] * 2 + ["crd"] * 2))
+    kind = draw(st.sampled_from(["keyword"] * 6 + ["remove"] * 2 + ["crd"] * 2 + ["cel"] * 5))
+    if kind == "cel":
+        return base, body, _cel_change(draw, body)
     if kind in ("keyword", "remove"):
         index = draw(st.integers(0, len(versions) - 1))
         nodes = _schema_nodes(versions[index]["schema"]["openAPIV3Schema"])
@@ -230,6 +232,102 @@ def _crd_change(draw: st.DrawFn, body: dict[str, Any]) -> str:
     return f"preserveUnknownFields={spec['preserveUnknownFields']!r}"
 
 
+# CEL rules ------------------------------------------------------------------------------------
+# Edits of a rule's text; each keeps the rule's cost, or makes it not compile.
+RULE_EDITS: dict[str, Callable[[str], str]] = {
+    "a field renamed": lambda r: re.sub(r"\bself\.([A-Za-z_]\w*)", r"self.\1_x", r, count=1),
+    "a string literal made an int": lambda r: re.sub(r"'[^'\\]*'", "1", r, count=1),
+    "an int literal made a string": lambda r: re.sub(r"(?<![\w.'])\d+(?![\w.'])", "'1'", r,
+                                                    count=1),
+    "made an int": lambda r: f"({r}) ? 1 : 0",
+    "negated": lambda r: f"!({r})",
+    "self made oldSelf": lambda r: re.sub(r"\bself\b", "oldSelf", r, count=1),
+    "cut short": lambda r: f"{r} &&",
+}  # fmt: skip
+# New rules over a node's property {p} (its escaped name), or over the node itself.
+PROPERTY_RULES = ["has(self.{p})", "has(self.{p}_zz)", "self.{p} == 1", "self.{p} == 'a'",
+                  "self.{p} == true", "self.{p}.size() >= 0", "self.{p}.startsWith('a')",
+                  "self.{p} == 1.5", "self.{p} > 1", "self.{p}.x == 1",
+                  "self.?{p}.hasValue()"]  # fmt: skip
+SELF_RULES = ["self == 1", "self == 'a'", "self == true", "self.size() >= 0", "self.zz == 1",
+              "has(self.zz)", "self == oldSelf", "self", "self == null", "self > 1.5",
+              "self.startsWith('a')", "duration('1m') > duration('1s')", "duration('1x') == self",
+              "self.matches('[a-')", "self.matches('^[a-z]+$')"]  # fmt: skip
+# Cheap rules using oldSelf, to put under a list's items (where it cannot be used).
+OLD_SELF_RULES = ["self == oldSelf", "has(oldSelf.zz)", "oldSelf.size() >= 0", "oldSelf == 1"]
+MESSAGE_EXPRESSIONS = ["'x'", "1", "self", "self.zz", "'", "string(self)", "'a' + 'b'"]
+REASONS = ["FieldValueInvalid", "FieldValueRequired", "Nope", ""]
+FIELD_PATHS = [".zz", "zz", " ", ".a.b", "['x']", "."]
+
+
+def _rule_nodes(
+    node: Any, under_list: bool = False, uncorrelatable: bool = False
+) -> Iterator[tuple[dict[str, Any], bool, bool]]:
+    """Every schema node that CEL types, with whether a list is above it and whether one
+    that is not a map list is (where oldSelf cannot be used)."""
+    if not isinstance(node, dict):
+        return
+    yield node, under_list, uncorrelatable
+    for child in (node.get("properties") or {}).values():
+        yield from _rule_nodes(child, under_list, uncorrelatable)
+    additional = node.get("additionalProperties")
+    if isinstance(additional, dict):
+        yield from _rule_nodes(additional, True, uncorrelatable)
+    items = node.get("items")
+    if isinstance(items, dict):
+        unmapped = uncorrelatable or node.get("x-kubernetes-list-type") != "map"
+        yield from _rule_nodes(items, True, unmapped)
+
+
+def _cel_change(draw: st.DrawFn, body: dict[str, Any]) -> str:
+    """One change of the CRD's CEL rules: an existing rule edited or given another field, a
+    rule added to a node not under a list, or oldSelf put under a list's items."""
+    versions = body["spec"]["versions"]
+    index = draw(st.integers(0, len(versions) - 1))
+    nodes = list(_rule_nodes(versions[index]["schema"]["openAPIV3Schema"]))
+    ruled = [n for n, _, _ in nodes if n.get("x-kubernetes-validations")]
+    single = [n for n, under_list, _ in nodes if not under_list]
+    unmapped = [n for n, _, uncorrelatable in nodes if uncorrelatable]
+    choices = ["add"] + ["edit", "field"] * bool(ruled) + ["old-self"] * bool(unmapped)
+    kind = draw(st.sampled_from(choices))
+    at = f"CEL versions[{index}]"
+    if kind == "old-self":
+        node = draw(st.sampled_from(unmapped))
+        rule = draw(st.sampled_from(OLD_SELF_RULES))
+        node.setdefault("x-kubernetes-validations", []).append({"rule": rule})
+        return f"{at}: {rule!r} under a list's items"
+    if kind == "add":
+        node = draw(st.sampled_from(single))
+        escaped = [e for e in map(escape, node.get("properties") or {}) if e]
+        if escaped and draw(st.booleans()):
+            rule = draw(st.sampled_from(PROPERTY_RULES)).format(p=draw(st.sampled_from(escaped)))
+        else:
+            rule = draw(st.sampled_from(SELF_RULES))
+        node.setdefault("x-kubernetes-validations", []).append({"rule": rule})
+        return f"{at}: added {rule!r}"
+    node = draw(st.sampled_from(ruled))
+    rules = node["x-kubernetes-validations"]
+    position = draw(st.integers(0, len(rules) - 1))
+    rule = rules[position]
+    if kind == "edit":
+        edit = draw(st.sampled_from(sorted(RULE_EDITS)))
+        rule["rule"] = RULE_EDITS[edit](str(rule.get("rule") or ""))
+        return f"{at}: rule {position} {edit}: {rule['rule']!r}"
+    field = draw(st.sampled_from(["messageExpression", "optionalOldSelf", "reason", "fieldPath"]))
+    value: Any = draw(
+        st.sampled_from(
+            {
+                "messageExpression": MESSAGE_EXPRESSIONS,
+                "optionalOldSelf": [True, False],
+                "reason": REASONS,
+                "fieldPath": FIELD_PATHS + [f".{p}" for p in sorted(node.get("properties") or {})],
+            }[field]
+        )
+    )
+    rule[field] = value
+    return f"{at}: rule {position} {field}={value!r}"
+
+
 def apiserver_refusal(cluster: Cluster, body: dict[str, Any]) -> str | None:
     """The apiserver's message when it refuses to create body (dry run), else None."""
     for attempt in range(2):
@@ -264,7 +362,16 @@ def disagreement(
     cluster: Cluster, tmp_path: Path, base: dict[str, Any], mutated: dict[str, Any], side_new: bool
 ) -> str | None:
     """What the apiserver and the tool said, when they disagree (or the tool broke)."""
-    refused = apiserver_refusal(cluster, mutated)
+    return _compared(apiserver_refusal(cluster, mutated), tmp_path, base, mutated, side_new)
+
+
+def _compared(
+    refused: str | None,
+    tmp_path: Path,
+    base: dict[str, Any],
+    mutated: dict[str, Any],
+    side_new: bool,
+) -> str | None:
     old, new = (base, mutated) if side_new else (mutated, base)
     code, said = diff_exit(tmp_path, old, new)
     if code != 4 and (code == 2) == (refused is not None):
@@ -286,6 +393,7 @@ def test_mutated_corpus_crds_exit_2_exactly_when_the_apiserver_refuses(
     cluster: Cluster, bases: list[dict[str, Any]], tmp_path: Path
 ) -> None:
     checked: list[str] = []
+    refusals = Counter[str]()
     disagreements: dict[str, str] = {}
 
     @seed(20261130)
@@ -300,12 +408,18 @@ def test_mutated_corpus_crds_exit_2_exactly_when_the_apiserver_refuses(
     def check(case: Case, side_new: bool) -> None:
         base, mutated, what = case
         checked.append(what)
-        found = disagreement(cluster, tmp_path, base, mutated, side_new)
+        refused = apiserver_refusal(cluster, mutated)
+        kind = "CEL" if what.startswith("CEL") else "other"
+        refusals[f"{kind} {'refused' if refused else 'accepted'}"] += 1
+        found = _compared(refused, tmp_path, base, mutated, side_new)
         if found is not None:
             disagreements.setdefault(found, f"{base['metadata']['name']}: {what}")
 
     check()
-    print(f"\n{len(checked)} mutations of {len(bases)} corpus CRDs checked against the apiserver")
+    print(
+        f"\n{len(checked)} mutations of {len(bases)} corpus CRDs checked against the apiserver:"
+        f" {dict(sorted(refusals.items()))}"
+    )
     assert not disagreements, "\n".join(f"{what}\n  {said}" for said, what in disagreements.items())
 
 

@@ -354,6 +354,7 @@ _UNMODELED = frozenset(
 _NAMED = re.compile(r"(?:undeclared reference to|no matching overload for) '([^']+)'")
 _TWO_VARIABLE = re.compile(r"\.\s*(?:all|exists|existsOne)\s*\(\s*\w+\s*,\s*\w+\s*,")
 _STRUCT_FIELD = re.compile(r"(undefined field '[^']*') not found in struct '[^']*'")
+_NO_SELECT = re.compile(r"expression of type '(\w+)' cannot be the operand of a select operation")
 _OLD_SELF = re.compile(r"\boldSelf\b")
 # The C++ runtime drops a descriptor pool it cannot load, leaving object types opaque.
 _OPAQUE = re.compile(rf"expression of type '{_PACKAGE}\.T\w+' cannot be the operand of a select")
@@ -377,7 +378,8 @@ def _issues(err: Exception) -> str:
     for an undefined field, the message type)."""
     text = str(err).removeprefix("INVALID_ARGUMENT: ")
     text = re.sub(r"\s*\[INVALID_ARGUMENT\]$", "", text)
-    return _STRUCT_FIELD.sub(r"\1", text)
+    text = _STRUCT_FIELD.sub(r"\1", text)
+    return _NO_SELECT.sub(r"type '\1' does not support field selection", text)
 
 
 def compile_expression(environment: TypedEnvironment, text: str) -> Compiled:
@@ -387,9 +389,9 @@ def compile_expression(environment: TypedEnvironment, text: str) -> Compiled:
     try:
         expression = environment.env.compile(source)
     except Exception as err:  # the runtime raises plain RuntimeError with the checker's text
+        if _OPAQUE.search(str(err)):
+            return Compiled(None, None, f"the schema's types did not load: {err}")
         issues = _issues(err)
-        if _OPAQUE.search(issues):
-            return Compiled(None, None, f"the schema's types did not load: {issues}")
         named = set(_NAMED.findall(issues))
         if named & _UNMODELED or _TWO_VARIABLE.search(text):
             return Compiled(None, None, f"uses a library this runtime lacks: {issues}")
