@@ -46,7 +46,6 @@ _NULLABLE_ENUM = {
 }
 
 
-
 def _atomic_map_rule(rule: str) -> dict[str, Any]:
     """A rule on a property inside an atomic map: the apiserver correlates old and new values
     there as in any map (apiextensions MapIsCorrelatable: unset, granular and atomic)."""
