@@ -519,6 +519,21 @@ def _ruled(node: dict[str, Any], rule: str) -> dict[str, Any]:
     return {**node, "x-kubernetes-validations": [{"rule": rule}]}
 
 
+def _embedded_with_meta(*names: str) -> dict[str, Any]:
+    """An embedded resource declaring kind, apiVersion and metadata with ``names`` and labels."""
+    meta = {name: S for name in names}
+    labels = {"type": "object", "additionalProperties": S, "maxProperties": 5}
+    return {
+        "type": "object",
+        "x-kubernetes-embedded-resource": True,
+        "properties": {
+            "kind": S,
+            "apiVersion": S,
+            "metadata": {"type": "object", "properties": {**meta, "labels": labels}},
+        },
+    }
+
+
 KEYED_ITEM = {"type": "object", "properties": {"k": {**S, "maxLength": 10}}, "required": ["k"]}
 OLD_K = "self.k == oldSelf.k"
 REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
@@ -741,6 +756,12 @@ REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
     ("but no metadata.labels", _root_rule("self.metadata.labels.size() == 0"), True),
     ("an embedded resource has metadata.name", _rule("self.e.metadata.name == 'a'"), False),
     ("but no undeclared spec", _rule("self.e.spec == 1"), True),
+    ("an embedded resource declaring kind, apiVersion, metadata.name and generateName keeps"
+     " its metadata's other fields", _field_rules({"e": _ruled(
+         _embedded_with_meta("name", "generateName"), "self.metadata.labels.size() >= 0")}),
+     False),
+    ("one that declares less gets metadata with name and generateName only", _field_rules(
+        {"e": _ruled(_embedded_with_meta("name"), "self.metadata.labels.size() >= 0")}), True),
     ("an untyped node has no CEL type for its rules", _field_rules(
         {"u": _ruled({"x-kubernetes-preserve-unknown-fields": True}, "true")}), True),
     ("a typed one keeping unknown fields has", _field_rules(

@@ -94,12 +94,25 @@ def decl_type(node: Schema, resource_root: bool = False) -> Decl | None:
             escaped = escape(name)
             if field is not None and escaped is not None:
                 fields[escaped] = field
-        if resource_root:
+        if resource_root and not _declares_type_and_object_meta(properties):
             fields.update(kind=("string",), apiVersion=("string",), metadata=_OBJECT_META)
         return ("object", tuple(sorted(fields.items())))
     if kind == "string":
         return _STRING_FORMATS.get(str(node.get("format") or ""), ("string",))
     return _SCALARS.get(str(kind))
+
+
+def _declares_type_and_object_meta(properties: Schema) -> bool:
+    """Whether a resource root declares kind, apiVersion, metadata.name and
+    metadata.generateName as strings itself: the apiserver then keeps its declaration
+    whole, metadata's other properties too (WithTypeAndObjectMeta)."""
+    metadata = properties.get("metadata") or {}
+    names = metadata.get("properties") or {}
+    return (
+        all((properties.get(key) or {}).get("type") == "string" for key in ("kind", "apiVersion"))
+        and metadata.get("type") == "object"
+        and all((names.get(key) or {}).get("type") == "string" for key in ("name", "generateName"))
+    )
 
 
 # Protobuf messages for object types -----------------------------------------------------------
