@@ -323,6 +323,15 @@ def _contracts(raw: Mapping[str, Any], source: str) -> dict[str, Any]:
     }
 
 
+def controllers_of(raw: Any, source: str) -> Mapping[str, Controller]:
+    """The ``controllers`` section of a policy document another release wrote (a baseline
+    commit's, the replaced release's): its other keys are left to the tool version that
+    read them then."""
+    if not isinstance(raw, Mapping):
+        return {}
+    return parse_policy({"controllers": raw.get("controllers")}, source).controllers
+
+
 def parse_policy(raw: Any, source: str) -> Policy:
     """Turn a loaded policy document into a Policy, or raise PolicyError naming source: first
     checked against the published schema (POLICY_SCHEMA), then for what a schema cannot say."""

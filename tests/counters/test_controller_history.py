@@ -204,3 +204,30 @@ def test_the_example_charts_finalizer_rename_passes_with_its_migration_only(tmp_
     policy.write_text(yaml.safe_dump(declared))
     done = repo.ug(*args, "--output", "json")
     assert done.returncode == 1 and codes(json.loads(done.stdout)) == {"UG721"}, done.stdout
+
+
+def test_only_the_baselines_controllers_are_read(repo: GitRepo) -> None:
+    """A baseline policy is read for its declarations only: what else it held (here a break
+    left without its reason, which the tool refuses in a policy in use) is the business of
+    the tool version that read it then."""
+    stale = {"crd": NAME, "rule": "UG201", "path": "spec.x", "reason": ""}
+    repo.release(widget(), schema_version=1)
+    repo.write(POLICY, yaml.safe_dump({**declared(finalizers=[CLEANUP]),
+                                       "declared-breaks": [stale]}))  # fmt: skip
+    repo.commit()
+    repo.write(POLICY, yaml.safe_dump(declared(finalizers=[CLEANUP_V2])))
+    repo.release(widget(), schema_version=1)
+    code, report = repo.verify()
+    assert (code, codes(report)) == (1, {"UG721"}), report
+
+
+def test_a_policy_outside_the_repository_is_the_same_on_both_sides(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    outside = tmp_path / "policy.yaml"
+    outside.write_text(yaml.safe_dump(declared(finalizers=[CLEANUP])))
+    repo.release(widget(), schema_version=1)
+    outside.write_text(yaml.safe_dump(declared(finalizers=[CLEANUP_V2])))
+    repo.release(widget(), schema_version=1)
+    code, report = repo.verify("--policy", str(outside))
+    assert (code, codes(report)) == (0, set()), report

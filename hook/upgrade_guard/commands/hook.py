@@ -44,7 +44,7 @@ from upgrade_guard.policy import (
     Policy,
     PolicyError,
     canonical_number,
-    parse_policy,
+    controllers_of,
 )
 from upgrade_guard.report import REPORTERS, hook_log
 from upgrade_guard.rules import acceptance_unused
@@ -221,12 +221,11 @@ def _written_by(record: Record | None) -> list[WrittenState]:
 
 def _controllers_of(record: Record | None) -> Mapping[str, Controller]:
     """What each CRD's controller handles, as the policy the record's guard ran with
-    declares it (its other keys are left to the tool version that wrote them)."""
-    if record is None or not isinstance(record.guard_policy, dict):
+    declares it."""
+    if record is None:
         return {}
-    declared = {"controllers": record.guard_policy.get("controllers")}
     where = f"release {record.chart} (revision {record.revision}): its guard's policy"
-    return parse_policy(declared, where).controllers
+    return controllers_of(record.guard_policy, where)
 
 
 def _adopted(record: Record | None) -> bool:

@@ -13,7 +13,7 @@ from upgrade_guard.counters import digest
 from upgrade_guard.counters.history import verify_history
 from upgrade_guard.load import git_tree, locations
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
-from upgrade_guard.load.policy_file import policy_in_repository, policy_in_tree
+from upgrade_guard.load.policy_file import controllers_in_tree, policy_in_repository
 from upgrade_guard.policy import Policy
 from upgrade_guard.subjects import Side
 
@@ -32,15 +32,15 @@ def side_of(
         for counter in policy.counters
         if counter.files
     }
-    declared = policy
+    controllers = policy.controllers
     if policy_path is not None and not isinstance(tree, git_tree.WorkTree):
-        declared = policy_in_tree(tree, policy_path)
+        controllers = controllers_in_tree(tree, policy_path)
     rendered = git_tree.rendered_in(tree, prefix, max_bytes)
     return Side(
         tree.label,
         rendered.crds,
         file_digests,
-        declared.controllers,
+        controllers,
         rendered.manifests.webhooks,
     )
 

@@ -8,11 +8,13 @@ pre-commit hooks and CI steps find it without ``--policy``.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 from upgrade_guard.load.documents import LoadError, documents_of, load_documents
 from upgrade_guard.load.git_tree import Repository, Tree
-from upgrade_guard.policy import DEFAULT_POLICY, Policy, parse_policy
+from upgrade_guard.policy import DEFAULT_POLICY, Policy, controllers_of, parse_policy
+from upgrade_guard.subjects import Controller
 
 CONVENTIONAL_NAME = ".upgrade-guard.yaml"
 
@@ -36,16 +38,16 @@ def policy_in_repository(path: str | None, start: Path, repository: Repository) 
         return None
 
 
-def policy_in_tree(tree: Tree, path: str) -> Policy:
-    """The policy a tree holds at path (verify-history's baseline); the defaults without one."""
+def controllers_in_tree(tree: Tree, path: str) -> Mapping[str, Controller]:
+    """What each CRD's controller handles, as the policy a tree holds at path declares it
+    (verify-history's baseline); nothing without one."""
     if path not in tree.paths(path):
-        return DEFAULT_POLICY
-    data = tree.read([path])[path]
+        return {}
     where = f"{tree.label}:{path}"
-    documents = list(documents_of(where, data))
+    documents = list(documents_of(where, tree.read([path])[path]))
     if len(documents) != 1:
         raise LoadError(f"{where}: a policy file holds exactly one YAML document")
-    return parse_policy(documents[0].body, where)
+    return controllers_of(documents[0].body, where)
 
 
 def find_policy(start: Path) -> Path | None:
