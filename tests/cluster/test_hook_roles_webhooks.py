@@ -12,16 +12,21 @@ import secrets
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from test_hook import STRING, UPGRADE_GUARD, HookRun, new_group, widget_crd
 
-from testenv import JSON, Cluster
+from testenv import GUARD_IMAGE, JSON, Cluster, Image, JobRunner, ToolRunner
 
 REPO = Path(__file__).resolve().parents[2]
 LIBRARY = REPO / "chart-snippets" / "upgrade-guard"
 CONTRACT = "upgrade-guard.io/admission-contract"
+GUARD_VALUES = (
+    "--set", f"upgrade-guard.image.repository={GUARD_IMAGE.split(':')[0]}",
+    "--set", f"upgrade-guard.image.tag={GUARD_IMAGE.split(':')[1]}",
+)  # fmt: skip
 POLICY = {"counters": [{"name": "admission-contract", "rule": "monotonic"}]}
 RBAC = """\
 apiVersion: rbac.authorization.k8s.io/v1
@@ -273,3 +278,51 @@ def test_a_clusterrole_whose_template_chart_yaml_does_not_name_is_bad_input(
     assert run.code == 2, run
     assert f"ClusterRole {name}-operator" in run.stderr, run
     assert "upgrade-guard.io/rbac-templates" in run.stderr, run
+
+
+def test_helm_upgrades_and_a_rollback_through_the_release_records(
+    cluster: Cluster, namespace: str, job_runner: JobRunner, helm: ToolRunner,
+    guard_image: Image, tmp_path: Path,
+) -> None:  # fmt: skip
+    """Under Helm the hook Job reads this release's roles and webhook configurations from the
+    pending release record and the replaced one: a verb removed between releases is refused
+    when the policy makes UG401 an error, then passes once kept; a rollback below the
+    admission contract the live webhook configuration carries is refused (UG402)."""
+    group, name = new_group(), f"r{secrets.token_hex(3)}"
+    guard_job = job_runner.expect(namespace, f"{name}-upgrade-guard")
+    strict = {**POLICY, "rules": {"UG401": "error"}}
+
+    def chart(**options: Any) -> str:
+        return str(operator_chart(tmp_path, group, policy=strict, **options))
+
+    install = helm("install", name, chart(), "-n", namespace, *GUARD_VALUES)
+    assert install.returncode == 0, install.stderr
+    assert guard_job.wait(1, timeout=90).succeeded
+
+    narrower = helm("upgrade", name, chart(verbs="get, list"), "-n", namespace, *GUARD_VALUES)
+    assert narrower.returncode != 0, narrower.stderr
+    refused = guard_job.wait(2, timeout=90)
+    assert not refused.succeeded
+    removed = (
+        f"error UG401 role-permission-removed ClusterRole {name}-operator: 2 grant(s) of"
+        f" release operator-1.0.0 (revision 1) removed: watch widgets.{group}"
+    )
+    assert removed in refused.log, refused.log
+
+    upgraded = helm("upgrade", name, chart(contract=2), "-n", namespace, *GUARD_VALUES)
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert guard_job.wait(3, timeout=90).succeeded
+    webhook = (
+        f"/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations/{name}-webhook"
+    )
+    assert cluster.admin.get(webhook)["metadata"]["annotations"][CONTRACT] == "2"
+
+    rollback = helm("rollback", name, "1", "-n", namespace)
+    assert rollback.returncode != 0, rollback.stderr
+    below = guard_job.wait(4, timeout=90)
+    assert not below.succeeded
+    assert below.log.startswith("upgrade-guard REFUSED: pre-rollback"), below.log
+    assert (
+        f"error UG402 webhook-counter-below-live ValidatingWebhookConfiguration {name}-webhook:"
+        " the live configuration carries admission-contract 2, this release 1"
+    ) in below.log, below.log

@@ -36,9 +36,14 @@ from upgrade_guard.manifests import (
 )
 
 HELM_HOOK = "helm.sh/hook"
-# Where an input may hold a role or webhook configuration: inputs without it (a directory
-# of CRDs) are not parsed a second time.
-_MAY_HOLD = re.compile(rb"(?:Cluster)?Role\b|WebhookConfiguration")
+# Where an input may hold a role or webhook configuration (`kind: Role`, YAML or JSON):
+# inputs without one (a directory of CRDs, whose descriptions may well say "Role") are not
+# parsed a second time. A literal start keeps the scan fast (0.16 s over upjet's 90 MB,
+# where a line-anchored pattern took 4.8 s).
+_MAY_HOLD = re.compile(
+    rb"""kind"?[ \t]*:[ \t]*["']?"""
+    rb"(?:ClusterRole|Role|ValidatingWebhookConfiguration|MutatingWebhookConfiguration)\b"
+)
 
 
 @dataclass(frozen=True)
