@@ -16,8 +16,8 @@ apiserver's own words where it has them:
    share one implementation of the apiserver's value semantics (regular expressions,
    formats, numbers, enums: validation/values.py and validation/regexes.py).
 
-CEL rules are compiled as the apiserver compiles them (validation/cel_compile.py). Not
-reproduced: CEL cost budgets, and CEL rules run on defaults. Not judged,
+CEL rules are compiled as the apiserver compiles them (validation/cel_compile.py) and held to
+its cost budgets (validation/cel_cost.py). Not reproduced: CEL rules run on defaults. Not judged,
 on purpose: object metadata other than the name (labels, annotations) and the conversion
 webhook's client config (URL, service, CA bundle): charts fill them in when they render, and
 chart sources are often read unrendered (the corpus' cert-manager CRDs carry
@@ -35,7 +35,7 @@ from collections.abc import Mapping
 from typing import Any, NoReturn
 
 from upgrade_guard import schema
-from upgrade_guard.validation import cel_compile, regexes, values
+from upgrade_guard.validation import cel_compile, cel_cost, regexes, values
 from upgrade_guard.validation.openapi import OpenAPIValidator
 
 _INT64 = (-(2**63), 2**63 - 1)
@@ -1030,6 +1030,20 @@ def _check_rules(root: Mapping[str, Any], prefix: str) -> None:
         _fail(f"{_schema_path(problem.parts)} ({problem.keyword})", problem.detail)
 
 
+def _check_costs(root: Mapping[str, Any], unchanged: bool) -> None:
+    """The estimated cost of the schema's CEL rules within the apiserver's budgets; a
+    version whose schema an update leaves unchanged is held to the whole schema's only."""
+    for problem in cel_cost.budget_problems(root, per_expression=not unchanged)[:1]:
+        if problem.field:
+            _fail(_cost_where(problem), f"Forbidden: {problem.message}: {problem.expression}")
+        costliest = "; ".join(f"{_cost_where(c)}: {c.expression}" for c in problem.contributors)
+        _fail(".", f"Forbidden: {problem.message} (costliest: {costliest})")
+
+
+def _cost_where(problem: cel_cost.OverBudget) -> str:
+    return f"{_schema_path(problem.parts)} ({problem.field})"
+
+
 # Defaults ------------------------------------------------------------------------------------
 # The apiserver whose acceptance of a CRD is reproduced (formats by Kubernetes version).
 _APISERVER_VERSION = (1, 35)
@@ -1144,5 +1158,6 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
             _check_selectable_fields((version or {}).get("selectableFields") or [], root)
             where = "spec.validation" if shared else f"spec.versions[{index}].schema"
             _check_rules(root, f"{where}.openAPIV3Schema")
+            _check_costs(root, unchanged=beside is not None and schema.deep_equal(root, beside))
         except CrdInvalid as invalid:
             raise CrdInvalid(invalid.where, invalid.problem, version.get("name")) from None

@@ -1,0 +1,1578 @@
+"""The estimated cost of ``x-kubernetes-validations`` rules, as kube-apiserver v1.35 estimates
+it when it validates a CRD, and the limits it refuses a CRD by.
+
+Ported from the sources the apiserver is built from:
+
+- the schema as CEL sees it, with the sizes its nodes can have (apiserver
+  ``pkg/cel/common/schemas.go`` ``SchemaDeclType``): ``maxLength`` (times 4: runes to
+  bytes), ``maxItems`` and ``maxProperties`` where set, else what fits in a 3 MiB request;
+- the static estimate (cel-go v0.26.0 ``checker/cost.go``), with Kubernetes' function costs
+  (apiserver ``pkg/cel/library/cost.go``) and the sets library's; ``has()`` costs nothing
+  (apiserver ``environment/base.go``);
+- the budgets (apiextensions ``pkg/apis/apiextensions/validation``): a rule's cost times
+  the most times its node can occur in an object (``maxItems``/``maxProperties`` of the
+  nodes above it; where one is unbounded, what fits in a request) must stay within
+  10,000,000; all rules and message expressions of a version's schema together within
+  100,000,000.
+
+The estimator needs each node's type as the apiserver's type checker gives it. Types come
+from the schema for what a rule reads (``self`` and what is reached from it), from literals,
+and from the signatures of the functions an expression calls (:data:`_SIGNATURES`). An
+expression calling a function not known here is not estimated (None): its cost is not
+claimed either way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from . import cel_ast
+from .cel_ast import Expr
+
+PER_EXPRESSION_LIMIT = 10_000_000  # StaticEstimatedCostLimit
+PER_CRD_LIMIT = 100_000_000  # StaticEstimatedCRDCostLimit
+MAX_REQUEST_BYTES = 3 * 1024 * 1024
+_MAX = 2**64 - 1
+_TWO_TO_64 = 2.0**64
+_STRING_TRAVERSAL = 0.1
+_REGEX_LENGTH = 0.25
+_ACCUMULATORS = frozenset({"__result__", "@result"})
+_HINT = (
+    "(try simplifying the rule, or adding maxItems, maxProperties, and maxLength where"
+    " arrays, maps, and strings are declared)"
+)
+
+
+def budget_message(cost_name: str, cost: int, limit: int) -> str:
+    """The apiserver's words (``getCostErrorMessage``)."""
+    factor = cost / limit
+    if factor > 100.0:
+        shown = "more than 100x"
+    elif factor < 1.5:
+        shown = f"{factor:f}x"
+    else:
+        shown = f"{factor:.1f}x"
+    return f"{cost_name} exceeds budget by factor of {shown} {_HINT}"
+
+
+# Saturating uint64 arithmetic, as cel-go's ------------------------------------------------
+def _add(x: int, y: int) -> int:
+    return min(x + y, _MAX)
+
+
+def _mul(x: int, y: int) -> int:
+    return min(x * y, _MAX)
+
+
+def _factor(x: int, y: float) -> int:
+    fx = float(x)
+    if fx > 0 and y > 0 and fx > float(_MAX) / y:
+        return _MAX
+    ceiling = math.ceil(fx * y)
+    return _MAX if ceiling >= _TWO_TO_64 else int(ceiling)
+
+
+@dataclass(frozen=True)
+class Range:
+    """A size or cost estimate: cel-go's SizeEstimate and CostEstimate alike."""
+
+    min: int
+    max: int
+
+    def add(self, other: Range) -> Range:
+        return Range(_add(self.min, other.min), _add(self.max, other.max))
+
+    def multiply(self, other: Range) -> Range:
+        return Range(_mul(self.min, other.min), _mul(self.max, other.max))
+
+    def factor(self, per_unit: float) -> Range:
+        return Range(_factor(self.min, per_unit), _factor(self.max, per_unit))
+
+    def union(self, other: Range) -> Range:
+        return Range(min(self.min, other.min), max(self.max, other.max))
+
+
+def _fixed(value: int) -> Range:
+    return Range(value, value)
+
+
+_UNKNOWN = Range(0, _MAX)
+_ZERO = _fixed(0)
+_ONE = _fixed(1)
+
+
+# Types as the checker gives them ------------------------------------------------------------
+@dataclass(frozen=True)
+class CelType:
+    """A CEL type by cel-go's kinds. Object types of the schema are ``struct`` with a name
+    of their own and their declaration in ``decl``."""
+
+    kind: str
+    name: str = ""
+    params: tuple[CelType, ...] = ()
+    decl: Decl | None = field(default=None, compare=False, hash=False)
+
+    def __str__(self) -> str:
+        inner = ", ".join(map(str, self.params))
+        label = self.name or self.kind
+        return f"{label}({inner})" if inner else label
+
+
+def _t(kind: str, *params: CelType, name: str = "") -> CelType:
+    return CelType(kind, name, params)
+
+
+BOOL, INT, UINT, DOUBLE = _t("bool"), _t("int"), _t("uint"), _t("double")
+STRING, BYTES, NULL, DYN = _t("string"), _t("bytes"), _t("null"), _t("dyn")
+DURATION, TIMESTAMP, TYPE = _t("duration"), _t("timestamp"), _t("type")
+_SCALAR_KINDS = frozenset({"bool", "double", "duration", "int", "timestamp", "uint"})
+_NAMED = {
+    "Quantity": _t("struct", name="kubernetes.Quantity"),
+    "URL": _t("struct", name="kubernetes.URL"),
+    "Semver": _t("struct", name="kubernetes.Semver"),
+    "Format": _t("struct", name="kubernetes.NamedFormat"),
+    "IP": _t("opaque", name="net.IP"),
+    "CIDR": _t("opaque", name="net.CIDR"),
+}
+_UNIT_EQUALITY = frozenset(
+    {"net.IP", "net.CIDR", "kubernetes.Quantity", "kubernetes.Semver"}
+)  # Kubernetes' types whose equality costs 1
+
+
+def _list(elem: CelType) -> CelType:
+    return _t("list", elem)
+
+
+def _optional(inner: CelType) -> CelType:
+    return _t("opaque", inner, name="optional_type")
+
+
+def _is_scalar(t: CelType) -> bool:
+    if t.kind in _SCALAR_KINDS:
+        return True
+    return t.kind == "opaque" and t.name == "optional_type" and _is_scalar(t.params[0])
+
+
+# The schema as CEL declares it (SchemaDeclType) ------------------------------------------
+@dataclass(eq=False)
+class Decl:
+    """apiserver ``DeclType``: a type, the most elements a value of it can have (rune-bytes
+    of a string, items of a list, entries of a map; 0 for the rest) and the smallest JSON it
+    can be written as."""
+
+    kind: str  # object, list, map or a scalar kind
+    max_elements: int = 0
+    min_size: int = 1
+    fields: dict[str, Decl] = field(default_factory=dict)
+    elem: Decl | None = None
+    key: Decl | None = None
+
+    @property
+    def cel_type(self) -> CelType:
+        if self.kind == "object":
+            return CelType("struct", f"object{id(self)}", (), self)
+        if self.kind == "list":
+            assert self.elem is not None
+            return _list(self.elem.cel_type)
+        if self.kind == "map":
+            assert self.elem is not None
+            return _t("map", STRING, self.elem.cel_type)
+        return _t(self.kind)
+
+
+_STRING_KEY = Decl("string", 0, 2)  # map keys: apiserver's shared StringType, MaxElements 0
+
+
+def _escape(name: str) -> str | None:
+    from .cel_rules import escape
+
+    return escape(name)
+
+
+def _with_type_and_object_meta(node: Mapping[str, Any]) -> Mapping[str, Any]:
+    properties = node.get("properties") or {}
+    metadata = properties.get("metadata") or {}
+    meta_properties = metadata.get("properties") or {}
+    if (
+        node.get("properties")
+        and (properties.get("kind") or {}).get("type") == "string"
+        and (properties.get("apiVersion") or {}).get("type") == "string"
+        and metadata.get("type") == "object"
+        and metadata.get("properties")
+        and (meta_properties.get("name") or {}).get("type") == "string"
+        and (meta_properties.get("generateName") or {}).get("type") == "string"
+    ):
+        return node
+    string = {"type": "string"}
+    return {
+        **node,
+        "properties": {
+            **properties,
+            "kind": string,
+            "apiVersion": string,
+            "metadata": {
+                "type": "object",
+                "properties": {"name": string, "generateName": string},
+            },
+        },
+    }
+
+
+def _non_negative(value: Any) -> int:
+    return max(int(value), 0)
+
+
+def declare(node: Mapping[str, Any] | None, resource_root: bool) -> Decl | None:
+    """The DeclType of a schema node, or None where CEL does not see the node."""
+    if node is None:
+        return None
+    string_room = MAX_REQUEST_BYTES - 2
+    if node.get("x-kubernetes-int-or-string") is True:
+        max_length = node.get("maxLength")
+        room = string_room if max_length is None else _non_negative(max_length) * 4
+        return Decl("dyn", room, 1)
+    if resource_root:
+        node = _with_type_and_object_meta(node)
+    kind = node.get("type")
+    if kind == "array":
+        items = node.get("items")
+        if not isinstance(items, Mapping):
+            return None
+        elem = declare(items, items.get("x-kubernetes-embedded-resource") is True)
+        if elem is None:
+            return None
+        max_items = node.get("maxItems")
+        bound = (
+            (MAX_REQUEST_BYTES - 2) // (elem.min_size + 1)
+            if max_items is None
+            else _non_negative(max_items)
+        )
+        return Decl("list", bound, 2, elem=elem)
+    if kind == "object":
+        additional = node.get("additionalProperties")
+        if isinstance(additional, Mapping):
+            elem = declare(additional, additional.get("x-kubernetes-embedded-resource") is True)
+            if elem is None:
+                return None
+            max_properties = node.get("maxProperties")
+            bound = (
+                (MAX_REQUEST_BYTES - 2) // (elem.min_size + 6)
+                if max_properties is None
+                else _non_negative(max_properties)
+            )
+            return Decl("map", bound, 2, elem=elem, key=_STRING_KEY)
+        required = set(node.get("required") or ())
+        fields: dict[str, Decl] = {}
+        min_size = 2
+        for name, child in (node.get("properties") or {}).items():
+            child_decl = declare(child, (child or {}).get("x-kubernetes-embedded-resource") is True)
+            if child_decl is None:
+                continue
+            escaped = _escape(name)
+            if escaped is not None:
+                fields[escaped] = child_decl
+            if name in required and (child or {}).get("default") is None:
+                min_size += len(name.encode()) + child_decl.min_size + 4
+        return Decl("object", 0, min_size, fields=fields)
+    if kind == "string":
+        max_length = node.get("maxLength")
+        form = node.get("format")
+        if form == "byte":
+            room = string_room if max_length is None else _non_negative(max_length)
+            return Decl("bytes", room, 2)
+        if form == "duration":
+            return Decl("duration", 32, 3)
+        if form == "date":
+            return Decl("timestamp", 12, 12)
+        if form == "date-time":
+            return Decl("timestamp", 32, 21)
+        if max_length is not None:
+            return Decl("string", _non_negative(max_length) * 4, 2)
+        enum = node.get("enum")
+        if enum:
+            longest = max((len(v.encode()) for v in enum if isinstance(v, str)), default=0)
+            return Decl("string", longest, 2)
+        return Decl("string", string_room, 2)
+    return {
+        "boolean": Decl("bool", 0, 4),
+        "number": Decl("double", 0, 1),
+        "integer": Decl("int", 0, 1),
+    }.get(str(kind))
+
+
+# Function signatures ------------------------------------------------------------------------
+# "function overload-id [target.](params) result", types: scalars, A/B (type parameters),
+# list(T), map(K,V), optional(T) and the Kubernetes types of _NAMED. Standard CEL
+# (cel-go common/stdlib), the strings extension v2, sets, optional values and the Kubernetes
+# libraries of v1.35 (apiserver pkg/cel/library).
+_COMPARABLE = (
+    ("bool", "bool"),
+    ("int64", "int"),
+    ("uint64", "uint"),
+    ("double", "double"),
+    ("string", "string"),
+    ("bytes", "bytes"),
+    ("timestamp", "timestamp"),
+    ("duration", "duration"),
+)
+_NUMERIC = (("int64", "int"), ("uint64", "uint"), ("double", "double"))
+
+
+def _signature_lines() -> Iterator[str]:
+    yield from """
+_?_:_ conditional (bool,A,A) A
+_&&_ logical_and (bool,bool) bool
+_||_ logical_or (bool,bool) bool
+!_ logical_not (bool) bool
+@not_strictly_false not_strictly_false (bool) bool
+_==_ equals (A,A) bool
+_!=_ not_equals (A,A) bool
+-_ negate_int64 (int) int
+-_ negate_double (double) double
+_+_ add_string (string,string) string
+_+_ add_bytes (bytes,bytes) bytes
+_+_ add_list (list(A),list(A)) list(A)
+_+_ add_timestamp_duration (timestamp,duration) timestamp
+_+_ add_duration_timestamp (duration,timestamp) timestamp
+_+_ add_duration_duration (duration,duration) duration
+_-_ subtract_timestamp_timestamp (timestamp,timestamp) duration
+_-_ subtract_timestamp_duration (timestamp,duration) timestamp
+_-_ subtract_duration_duration (duration,duration) duration
+_%_ modulo_int64 (int,int) int
+_%_ modulo_uint64 (uint,uint) uint
+_[_] index_list (list(A),int) A
+_[_] index_map (map(A,B),A) B
+@in in_list (A,list(A)) bool
+@in in_map (A,map(A,B)) bool
+size size_string (string) int
+size size_bytes (bytes) int
+size size_list (list(A)) int
+size size_map (map(A,B)) int
+size string_size string.() int
+size bytes_size bytes.() int
+size list_size list(A).() int
+size map_size map(A,B).() int
+int int64_to_int64 (int) int
+int uint64_to_int64 (uint) int
+int double_to_int64 (double) int
+int string_to_int64 (string) int
+int timestamp_to_int64 (timestamp) int
+uint uint64_to_uint64 (uint) uint
+uint int64_to_uint64 (int) uint
+uint double_to_uint64 (double) uint
+uint string_to_uint64 (string) uint
+double double_to_double (double) double
+double int64_to_double (int) double
+double uint64_to_double (uint) double
+double string_to_double (string) double
+string string_to_string (string) string
+string int64_to_string (int) string
+string uint64_to_string (uint) string
+string double_to_string (double) string
+string bytes_to_string (bytes) string
+string bool_to_string (bool) string
+string timestamp_to_string (timestamp) string
+string duration_to_string (duration) string
+string ip_to_string (IP) string
+string cidr_to_string (CIDR) string
+bytes bytes_to_bytes (bytes) bytes
+bytes string_to_bytes (string) bytes
+bool bool_to_bool (bool) bool
+bool string_to_bool (string) bool
+duration duration_to_duration (duration) duration
+duration string_to_duration (string) duration
+timestamp timestamp_to_timestamp (timestamp) timestamp
+timestamp string_to_timestamp (string) timestamp
+timestamp int64_to_timestamp (int) timestamp
+dyn to_dyn (A) dyn
+type type (A) type
+contains contains_string string.(string) bool
+endsWith ends_with_string string.(string) bool
+startsWith starts_with_string string.(string) bool
+matches matches (string,string) bool
+matches matches_string string.(string) bool
+charAt string_char_at_int string.(int) string
+indexOf string_index_of_string string.(string) int
+indexOf string_index_of_string_int string.(string,int) int
+lastIndexOf string_last_index_of_string string.(string) int
+lastIndexOf string_last_index_of_string_int string.(string,int) int
+lowerAscii string_lower_ascii string.() string
+upperAscii string_upper_ascii string.() string
+trim string_trim string.() string
+replace string_replace_string_string string.(string,string) string
+replace string_replace_string_string_int string.(string,string,int) string
+split string_split_string string.(string) list(string)
+split string_split_string_int string.(string,int) list(string)
+substring string_substring_int string.(int) string
+substring string_substring_int_int string.(int,int) string
+format string_format string.(list(dyn)) string
+strings.quote strings_quote (string) string
+join list_join list(string).() string
+join list_join_string list(string).(string) string
+isSorted list_is_sorted list(A).() bool
+sum list_sum list(A).() A
+max list_max list(A).() A
+min list_min list(A).() A
+indexOf list_a_index_of_int list(A).(A) int
+lastIndexOf list_a_last_index_of_int list(A).(A) int
+find string_find_string string.(string) string
+findAll string_find_all_string string.(string) list(string)
+findAll string_find_all_string_int string.(string,int) list(string)
+url string_to_url (string) URL
+isURL is_url_string (string) bool
+getScheme url_get_scheme URL.() string
+getHost url_get_host URL.() string
+getHostname url_get_hostname URL.() string
+getPort url_get_port URL.() string
+getEscapedPath url_get_escaped_path URL.() string
+getQuery url_get_query URL.() map(string,list(string))
+quantity string_to_quantity (string) Quantity
+isQuantity is_quantity_string (string) bool
+sign quantity_sign Quantity.() int
+isGreaterThan quantity_is_greater_than Quantity.(Quantity) bool
+isLessThan quantity_is_less_than Quantity.(Quantity) bool
+compareTo quantity_compare_to Quantity.(Quantity) int
+asApproximateFloat quantity_get_float Quantity.() double
+asInteger quantity_get_int Quantity.() int
+isInteger quantity_is_integer Quantity.() bool
+add quantity_add Quantity.(Quantity) Quantity
+add quantity_add_int Quantity.(int) Quantity
+sub quantity_sub Quantity.(Quantity) Quantity
+sub quantity_sub_int Quantity.(int) Quantity
+ip string_to_ip (string) IP
+family ip_family IP.() int
+ip.isCanonical ip_is_canonical (string) bool
+isUnspecified ip_is_unspecified IP.() bool
+isLoopback ip_is_loopback IP.() bool
+isLinkLocalMulticast ip_is_link_local_multicast IP.() bool
+isLinkLocalUnicast ip_is_link_local_unicast IP.() bool
+isGlobalUnicast ip_is_global_unicast IP.() bool
+isIP is_ip (string) bool
+cidr string_to_cidr (string) CIDR
+containsIP cidr_contains_ip_string CIDR.(string) bool
+containsIP cidr_contains_ip_ip CIDR.(IP) bool
+containsCIDR cidr_contains_cidr_string CIDR.(string) bool
+containsCIDR cidr_contains_cidr CIDR.(CIDR) bool
+ip cidr_ip CIDR.() IP
+prefixLength cidr_prefix_length CIDR.() int
+masked cidr_masked CIDR.() CIDR
+isCIDR is_cidr (string) bool
+semver string_to_semver (string) Semver
+semver string_bool_to_semver (string,bool) Semver
+isSemver is_semver_string (string) bool
+isSemver is_semver_string_bool (string,bool) bool
+isGreaterThan semver_is_greater_than Semver.(Semver) bool
+isLessThan semver_is_less_than Semver.(Semver) bool
+compareTo semver_compare_to Semver.(Semver) int
+major semver_major Semver.() int
+minor semver_minor Semver.() int
+patch semver_patch Semver.() int
+format.named format-named (string) optional(Format)
+validate format-validate Format.(string) optional(list(string))
+sets.contains list_sets_contains_list (list(A),list(A)) bool
+sets.equivalent list_sets_equivalent_list (list(A),list(A)) bool
+sets.intersects list_sets_intersects_list (list(A),list(A)) bool
+optional.of optional_of (A) optional(A)
+optional.ofNonZeroValue optional_ofNonZeroValue (A) optional(A)
+optional.none optional_none () optional(dyn)
+hasValue optional_hasValue optional(A).() bool
+value optional_value optional(A).() A
+orValue optional_orValue_value optional(A).(A) A
+or optional_or_optional optional(A).(optional(A)) optional(A)
+cel.@mapInsert cel_@mapInsert_map_key_value (map(A,B),A,B) map(A,B)
+cel.@mapInsert cel_@mapInsert_map_map (map(A,B),map(A,B)) map(A,B)
+""".strip().splitlines()
+    for id_part, kind in _NUMERIC:
+        yield f"_+_ add_{id_part} ({kind},{kind}) {kind}"
+        yield f"_-_ subtract_{id_part} ({kind},{kind}) {kind}"
+        yield f"_*_ multiply_{id_part} ({kind},{kind}) {kind}"
+        yield f"_/_ divide_{id_part} ({kind},{kind}) {kind}"
+    for operator, prefix in (
+        ("_<_", "less"),
+        ("_<=_", "less_equals"),
+        ("_>_", "greater"),
+        ("_>=_", "greater_equals"),
+    ):
+        for id_part, kind in _COMPARABLE:
+            yield f"{operator} {prefix}_{id_part} ({kind},{kind}) bool"
+        for left_id, left in _NUMERIC:
+            for right_id, right in _NUMERIC:
+                if left != right:
+                    yield f"{operator} {prefix}_{left_id}_{right_id} ({left},{right}) bool"
+    for accessor, name in (
+        ("getFullYear", "year"),
+        ("getMonth", "month"),
+        ("getDayOfYear", "day_of_year"),
+        ("getDayOfMonth", "day_of_month"),
+        ("getDate", "day_of_month_1_based"),
+        ("getDayOfWeek", "day_of_week"),
+        ("getHours", "hours"),
+        ("getMinutes", "minutes"),
+        ("getSeconds", "seconds"),
+        ("getMilliseconds", "milliseconds"),
+    ):
+        yield f"{accessor} timestamp_to_{name} timestamp.() int"
+        yield f"{accessor} timestamp_to_{name}_with_tz timestamp.(string) int"
+        if name in ("hours", "minutes", "seconds", "milliseconds"):
+            yield f"{accessor} duration_to_{name} duration.() int"
+    for named in (
+        "dns1123Label",
+        "dns1123Subdomain",
+        "dns1035Label",
+        "qualifiedName",
+        "dns1123LabelPrefix",
+        "dns1123SubdomainPrefix",
+        "dns1035LabelPrefix",
+        "labelValue",
+        "uri",
+        "uuid",
+        "byte",
+        "date",
+        "datetime",
+    ):
+        yield f"format.{named} format.{named} () Format"
+
+
+def _parse_type(text: str) -> CelType:
+    text = text.strip()
+    if "(" in text:
+        head, inner = text.split("(", 1)
+        parts = _split_params(inner[:-1])
+        params = tuple(_parse_type(part) for part in parts)
+        if head == "optional":
+            return _optional(params[0])
+        return CelType(head, "", params)
+    if text in ("A", "B"):
+        return CelType("typeparam", text)
+    if text in _NAMED:
+        return _NAMED[text]
+    return _t(text)
+
+
+def _split_params(text: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for char in text:
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        current += char
+    if current:
+        parts.append(current)
+    return parts
+
+
+@dataclass(frozen=True)
+class Signature:
+    overload_id: str
+    member: bool
+    params: tuple[CelType, ...]  # the target first, for member overloads
+    result: CelType
+
+
+@cache
+def _signatures() -> dict[str, tuple[Signature, ...]]:
+    table: dict[str, list[Signature]] = {}
+    for line in _signature_lines():
+        function, overload_id, call, result = line.split()
+        member = ".(" in call
+        target, _, args = call.rpartition(".(") if member else ("", "", call[1:])
+        params = tuple(_parse_type(p) for p in _split_params(args[:-1]))
+        if member:
+            params = (_parse_type(target), *params)
+        table.setdefault(function, []).append(
+            Signature(overload_id, member, params, _parse_type(result))
+        )
+    return {name: tuple(signatures) for name, signatures in table.items()}
+
+
+_TYPE_IDENTS = frozenset(
+    {"int", "uint", "double", "bool", "string", "bytes", "list", "map", "null_type", "type"}
+)
+
+
+class NotEstimated(Exception):
+    """An expression this estimator cannot type as the apiserver's checker does."""
+
+
+# Type checking: each node's type and the overloads of each call -----------------------------
+class _Checker:
+    def __init__(self, variables: Mapping[str, CelType]) -> None:
+        self.variables = dict(variables)
+        self.scopes: list[dict[str, CelType]] = []
+        self.types: dict[int, CelType] = {}
+        self.overloads: dict[int, tuple[str, ...]] = {}
+        self.fresh = 0
+
+    def _lookup(self, name: str) -> CelType | None:
+        for scope in reversed(self.scopes):
+            if name in scope:
+                return scope[name]
+        return self.variables.get(name)
+
+    def check(self, e: Expr) -> CelType:
+        t = self._check(e)
+        self.types[e.id] = t
+        return t
+
+    def _check(self, e: Expr) -> CelType:
+        if e.kind == "literal":
+            return _literal_type(e.value)
+        if e.kind == "ident":
+            found = self._lookup(e.name)
+            if found is not None:
+                return found
+            if e.name in _TYPE_IDENTS:
+                return TYPE
+            raise NotEstimated(f"undeclared reference to {e.name!r}")
+        if e.kind == "select":
+            qualified = _qualified_name(e)
+            if qualified is not None and self._lookup(qualified.split(".")[0]) is None:
+                raise NotEstimated(f"undeclared reference to {qualified!r}")
+            assert e.operand is not None
+            operand = self.check(e.operand)
+            if e.test_only:
+                return BOOL
+            return _field_type(operand, e.name)
+        if e.kind == "list":
+            return _list(self._join([self.check(item) for item in e.args]))
+        if e.kind == "map":
+            keys = [self.check(k) for k, _ in e.entries]
+            values = [self.check(v) for _, v in e.entries]
+            return _t("map", self._join(keys), self._join(values))
+        if e.kind == "comprehension":
+            return self._comprehension(e)
+        if e.kind == "call":
+            return self._call(e)
+        raise NotEstimated(f"{e.kind} expressions")
+
+    def _join(self, types: list[CelType]) -> CelType:
+        if not types:
+            self.fresh += 1
+            return CelType("typeparam", f"_free{self.fresh}")
+        first = types[0]
+        return first if all(t == first for t in types) else DYN
+
+    def _comprehension(self, e: Expr) -> CelType:
+        assert e.iter_range and e.accu_init and e.loop_condition and e.loop_step and e.result
+        range_type = self.check(e.iter_range)
+        accu = self.check(e.accu_init)
+        if range_type.kind == "list":
+            first, second = (
+                (INT, range_type.params[0]) if e.iter_var2 else (range_type.params[0], DYN)
+            )
+        elif range_type.kind == "map":
+            first, second = range_type.params[0], range_type.params[1]
+        elif range_type.kind == "dyn":
+            first, second = DYN, DYN
+        else:
+            raise NotEstimated(f"a comprehension over {range_type}")
+        iteration = {e.iter_var: first}
+        if e.iter_var2:
+            iteration[e.iter_var2] = second
+        for _ in range(2):  # the step may tell an empty list's or map's element type
+            self.scopes.append({e.accu_var: accu})
+            self.scopes.append(iteration)
+            self.check(e.loop_condition)
+            step = self.check(e.loop_step)
+            self.scopes.pop()
+            self.scopes.pop()
+            if step == accu or not _more_specific(step, accu):
+                break
+            accu = step
+        self.scopes.append({e.accu_var: accu})
+        result = self.check(e.result)
+        self.scopes.pop()
+        return result
+
+    def _call(self, e: Expr) -> CelType:
+        name = e.name
+        target = e.operand
+        if target is not None:
+            qualified = _qualified_name(target)
+            if (
+                qualified is not None
+                and self._lookup(qualified.split(".")[0]) is None
+                and f"{qualified}.{name}" in _signatures()
+            ):
+                # a namespaced function: the checker makes it a global call
+                e.name, e.operand, target, name = (
+                    f"{qualified}.{name}",
+                    None,
+                    None,
+                    f"{qualified}.{name}",
+                )
+        if name == "_?._":
+            operand = self.check(e.args[0])
+            self.check(e.args[1])
+            field_name = e.args[1].value
+            inner = operand.params[0] if _is_optional(operand) else operand
+            self.overloads[e.id] = ("select_optional_field",)
+            return _optional(_field_type(inner, str(field_name)))
+        if name == "_[?_]":
+            container = self.check(e.args[0])
+            self.check(e.args[1])
+            inner = container.params[0] if _is_optional(container) else container
+            self.overloads[e.id] = ("optional_index",)
+            if inner.kind == "list":
+                return _optional(inner.params[0])
+            if inner.kind == "map":
+                return _optional(inner.params[1])
+            return _optional(DYN)
+        arguments = ([] if target is None else [self.check(target)]) + [
+            self.check(arg) for arg in e.args
+        ]
+        candidates = [
+            s
+            for s in _signatures().get(name, ())
+            if s.member == (target is not None) and len(s.params) == len(arguments)
+        ]
+        if not candidates:
+            raise NotEstimated(f"function {name!r} with {len(arguments)} arguments")
+        matched: list[tuple[Signature, CelType]] = []
+        for signature in candidates:
+            bindings: dict[str, CelType] = {}
+            if all(
+                _assign(p, a, bindings) for p, a in zip(signature.params, arguments, strict=True)
+            ):
+                matched.append((signature, _substitute(signature.result, bindings)))
+        if not matched:
+            shown = ", ".join(map(str, arguments))
+            raise NotEstimated(f"no overload of {name!r} for ({shown})")
+        self.overloads[e.id] = tuple(s.overload_id for s, _ in matched)
+        results = {r for _, r in matched}
+        return matched[0][1] if len(results) == 1 else DYN
+
+    def final_types(self) -> dict[int, CelType]:
+        return {node: _resolved(t) for node, t in self.types.items()}
+
+
+def _is_optional(t: CelType) -> bool:
+    return t.kind == "opaque" and t.name == "optional_type"
+
+
+def _more_specific(candidate: CelType, than: CelType) -> bool:
+    return _has_free(than) and not _has_free(candidate) and candidate.kind == than.kind
+
+
+def _has_free(t: CelType) -> bool:
+    return t.kind == "typeparam" or any(_has_free(p) for p in t.params)
+
+
+def _resolved(t: CelType) -> CelType:
+    """Unbound type parameters end as dyn, as in the checker's final types."""
+    if t.kind == "typeparam":
+        return DYN
+    if not t.params:
+        return t
+    return CelType(t.kind, t.name, tuple(_resolved(p) for p in t.params), t.decl)
+
+
+def _qualified_name(e: Expr) -> str | None:
+    if e.kind == "ident":
+        return e.name
+    if e.kind == "select" and not e.test_only and e.operand is not None:
+        inner = _qualified_name(e.operand)
+        return None if inner is None else f"{inner}.{e.name}"
+    return None
+
+
+def _literal_type(value: object) -> CelType:
+    if value is None:
+        return NULL
+    if isinstance(value, bool):
+        return BOOL
+    if isinstance(value, cel_ast.Unsigned):
+        return UINT
+    if isinstance(value, int):
+        return INT
+    if isinstance(value, float):
+        return DOUBLE
+    if isinstance(value, str):
+        return STRING
+    return BYTES
+
+
+def _field_type(operand: CelType, name: str) -> CelType:
+    if operand.kind == "struct" and operand.decl is not None:
+        child = operand.decl.fields.get(name)
+        if child is None:
+            raise NotEstimated(f"undefined field {name!r}")
+        return child.cel_type
+    if operand.kind == "map":
+        return operand.params[1]
+    if operand.kind in ("dyn", "typeparam"):
+        return DYN
+    raise NotEstimated(f"selecting {name!r} from {operand}")
+
+
+def _assign(param: CelType, arg: CelType, bindings: dict[str, CelType]) -> bool:
+    if param.kind == "typeparam":
+        bound = bindings.get(param.name)
+        if bound is None or bound.kind in ("dyn", "typeparam"):
+            bindings[param.name] = arg
+            return True
+        return _assign(bound, arg, bindings) or arg.kind in ("dyn", "typeparam")
+    if arg.kind in ("dyn", "typeparam") or param.kind == "dyn":
+        return True
+    if param.kind != arg.kind or param.name != arg.name or len(param.params) != len(arg.params):
+        return False
+    return all(_assign(p, a, bindings) for p, a in zip(param.params, arg.params, strict=True))
+
+
+def _substitute(t: CelType, bindings: Mapping[str, CelType]) -> CelType:
+    if t.kind == "typeparam":
+        return bindings.get(t.name, DYN)
+    if not t.params:
+        return t
+    return CelType(t.kind, t.name, tuple(_substitute(p, bindings) for p in t.params), t.decl)
+
+
+# The estimate (cel-go checker/cost.go) -----------------------------------------------------
+@dataclass
+class _Local:
+    path: tuple[str, ...] | None
+    size: Range | None
+    entry: _Entry | None
+
+
+@dataclass(frozen=True)
+class _Entry:
+    container: str  # list or map
+    key: Range
+    value: Range
+
+    def union(self, other: _Entry | None) -> _Entry | None:
+        if other is None:
+            return None
+        return _Entry(self.container, self.key.union(other.key), self.value.union(other.value))
+
+
+@dataclass
+class _Node:
+    """cel-go's AstNode: what a function's estimate sees of an argument."""
+
+    path: tuple[str, ...] | None
+    type: CelType
+    expr: Expr | None
+    computed: Range | None
+
+
+class _Coster:
+    def __init__(
+        self,
+        root: Decl,
+        types: Mapping[int, CelType],
+        overloads: Mapping[int, tuple[str, ...]],
+    ) -> None:
+        self.root = root
+        self.types = types
+        self.overloads = overloads
+        self.paths: dict[int, tuple[str, ...]] = {}
+        self.locals: dict[str, list[_Local]] = {}
+        self.sizes: dict[int, Range] = {}
+        self.entries: dict[int, _Entry] = {}
+
+    # sizes from the schema (apiextensions compilation.go sizeEstimator)
+    def estimate_size(self, path: tuple[str, ...] | None) -> Range | None:
+        if not path:
+            return None
+        current = self.root
+        for name in path[1:]:
+            if name in ("@items", "@values"):
+                if current.elem is None:
+                    return None
+                current = current.elem
+            elif name == "@keys":
+                if current.key is None:
+                    return None
+                current = current.key
+            else:
+                child = current.fields.get(name)
+                if child is None:
+                    return None
+                current = child
+        return Range(0, current.max_elements)
+
+    def type_of(self, e: Expr) -> CelType:
+        return self.types.get(e.id, DYN)
+
+    def peek(self, name: str) -> _Local | None:
+        stack = self.locals.get(name)
+        return stack[-1] if stack else None
+
+    def push(self, name: str, local: _Local) -> None:
+        self.locals.setdefault(name, []).append(local)
+
+    def pop(self, name: str) -> None:
+        self.locals[name].pop()
+
+    def path_of(self, e: Expr) -> tuple[str, ...] | None:
+        if e.kind == "ident":
+            local = self.peek(e.name)
+            if local is not None:
+                return local.path
+        return self.paths.get(e.id)
+
+    def node(self, e: Expr) -> _Node:
+        path = self.path_of(e)
+        if path and path[0] in _ACCUMULATORS:
+            path = None
+        return _Node(path, self.type_of(e), e, self.compute_size(e))
+
+    def size_or_unknown(self, e: Expr) -> Range:
+        return self.compute_size(e) or _UNKNOWN
+
+    def compute_size(self, e: Expr) -> Range | None:
+        if e.id in self.sizes:
+            return self.sizes[e.id]
+        literal = _expr_size(e)
+        if literal is not None:
+            return literal
+        estimated = self.estimate_size(self.path_of(e))
+        if estimated is not None:
+            self.sizes[e.id] = estimated
+            return estimated
+        if _is_scalar(self.type_of(e)):
+            return _ONE
+        if e.kind == "ident":
+            local = self.peek(e.name)
+            if local is not None and local.size is not None:
+                return local.size
+        return None
+
+    def entry_of(self, e: Expr) -> _Entry | None:
+        if e.id in self.entries:
+            return self.entries[e.id]
+        if e.kind == "ident":
+            local = self.peek(e.name)
+            if local is not None and local.entry is not None:
+                return local.entry
+        return None
+
+    def set_size(self, e: Expr, size: Range | None) -> None:
+        if size is not None:
+            self.sizes[e.id] = size
+
+    def set_entry(self, e: Expr, entry: _Entry | None) -> None:
+        if entry is not None:
+            self.entries[e.id] = entry
+
+    def _iteration_local(self, range_expr: Expr, want: str) -> _Local:
+        entry = self.entry_of(range_expr)
+        container = entry.container if entry else self.type_of(range_expr).kind
+        path = self.path_of(range_expr) or ()
+        key, value = (entry.key, entry.value) if entry else (None, None)
+        if want == "key":
+            sub, size = ("@indices" if container == "list" else "@keys"), key
+        elif want == "value":
+            sub, size = ("@items" if container == "list" else "@values"), value
+        elif container == "list":
+            sub, size = "@items", value
+        else:
+            sub, size = "@keys", key
+        return _Local((*path, sub), size, None)
+
+    def cost(self, e: Expr | None) -> Range:
+        if e is None:
+            return _ZERO
+        if e.kind == "literal":
+            return _ZERO
+        if e.kind == "ident":
+            local = self.peek(e.name)
+            path = local.path if local is not None else (e.name,)
+            if path:
+                self.paths[e.id] = path
+            else:
+                self.paths.pop(e.id, None)
+            return _ONE
+        if e.kind == "select":
+            return self._select(e)
+        if e.kind == "call":
+            return self._call(e)
+        if e.kind == "list":
+            total, item = _ZERO, Range(0 if not e.args else _MAX, 0)
+            for element in e.args:
+                total = total.add(self.cost(element))
+                item = item.union(self.size_or_unknown(element))
+            self.set_entry(e, _Entry("list", _ONE, item))
+            return total.add(_fixed(10))
+        if e.kind == "map":
+            total = _ZERO
+            key = value = Range(0 if not e.entries else _MAX, 0)
+            for k, v in e.entries:
+                total = total.add(self.cost(k)).add(self.cost(v))
+                key = key.union(self.size_or_unknown(k))
+                value = value.union(self.size_or_unknown(v))
+            self.set_entry(e, _Entry("map", key, value))
+            return total.add(_fixed(30))
+        if e.kind == "struct":
+            total = _ZERO
+            for _, v in e.entries:
+                total = total.add(self.cost(v))
+            return total.add(_fixed(40))
+        return self._comprehension(e)
+
+    def _select(self, e: Expr) -> Range:
+        assert e.operand is not None
+        if e.test_only:  # has(): no cost of its own in Kubernetes (PresenceTestHasCost(false))
+            return self.cost(e.operand)
+        total = self.cost(e.operand)
+        if self.type_of(e.operand).kind in ("map", "struct", "typeparam"):
+            total = total.add(_ONE)
+        self.paths[e.id] = (*(self.path_of(e.operand) or ()), e.name)
+        return total
+
+    def _comprehension(self, e: Expr) -> Range:
+        assert e.iter_range and e.accu_init and e.loop_condition and e.loop_step and e.result
+        total = self.cost(e.iter_range).add(self.cost(e.accu_init))
+        self.push(
+            e.accu_var,
+            _Local(
+                self.path_of(e.accu_init),
+                self.compute_size(e.accu_init),
+                self.entry_of(e.accu_init),
+            ),
+        )
+        if e.iter_var2:
+            self.push(e.iter_var, self._iteration_local(e.iter_range, "key"))
+            self.push(e.iter_var2, self._iteration_local(e.iter_range, "value"))
+        else:
+            self.push(e.iter_var, self._iteration_local(e.iter_range, "single"))
+        loop = self.cost(e.loop_condition)
+        step = self.cost(e.loop_step)
+        self.pop(e.iter_var)
+        if e.iter_var2:
+            self.pop(e.iter_var2)
+        total = total.add(self.cost(e.result))
+        self.pop(e.accu_var)
+        count = self.size_or_unknown(e.iter_range)
+        total = total.add(count.multiply(step.add(loop)))
+        if e.accu_init.kind == "literal":
+            self.set_size(e, self.compute_size(e.accu_init))
+        elif e.accu_init.kind in ("list", "map"):
+            self.set_size(e, count)
+            self.set_entry(e, self.entry_of(e.loop_step))
+        return total
+
+    def _call(self, e: Expr) -> Range:
+        if e.name == "dyn" and e.operand is None and len(e.args) == 1:
+            argument = self.cost(e.args[0])
+            self.set_size(e, self.compute_size(e.args[0]))
+            self.set_entry(e, self.entry_of(e.args[0]))
+            return _ONE.add(argument)
+        arg_costs = []
+        args = []
+        for arg in e.args:
+            arg_costs.append(self.cost(arg))
+            args.append(self.node(arg))
+        overload_ids = self.overloads.get(e.id, ())
+        if not overload_ids:
+            return _ZERO
+        total = _ZERO
+        target: _Node | None = None
+        if e.operand is not None:
+            total = total.add(self.cost(e.operand))
+            target = self.node(e.operand)
+        call_cost = Range(_MAX, 0)
+        result: Range | None = None
+        for overload in overload_ids:
+            estimate, size = self._function(e, overload, target, args, arg_costs)
+            call_cost = call_cost.union(estimate)
+            if size is not None:
+                result = size if result is None else result.union(size)
+            if overload in ("index_list", "index_map") and args:
+                entry = self.entry_of(e.args[0])
+                result = entry.value if entry else None
+                sub = "@items" if overload == "index_list" else "@values"
+                self.paths[e.id] = (*(self.path_of(e.args[0]) or ()), sub)
+            if result is None:
+                result = self.compute_size(e)
+        self.set_size(e, result)
+        return total.add(call_cost)
+
+    def _size(self, node: _Node) -> Range:
+        """Kubernetes' sizeEstimate and the sets library's estimateSize."""
+        if node.computed is not None:
+            return node.computed
+        return self.estimate_size(node.path) or _UNKNOWN
+
+    def _function(
+        self,
+        e: Expr,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+    ) -> tuple[Range, Range | None]:
+        args_total = _ZERO
+        for cost in arg_costs:
+            args_total = args_total.add(cost)
+        sets_factor = {
+            "list_sets_contains_list": 1.0,
+            "list_sets_intersects_list": 1.0,
+            "list_sets_equivalent_list": 2.0,
+        }.get(overload)
+        if sets_factor is not None and len(args) == 2:
+            product = self._size(args[0]).multiply(self._size(args[1]))
+            return product.factor(sets_factor).add(_ONE).add(args_total), None
+        kubernetes = self._kubernetes(e.name, overload, target, args)
+        if kubernetes is not None:
+            estimate, size = kubernetes
+            return estimate.add(args_total), size
+        return self._standard(e, overload, target, args, arg_costs, args_total)
+
+    def _kubernetes(
+        self, function: str, overload: str, target: _Node | None, args: list[_Node]
+    ) -> tuple[Range, Range | None] | None:
+        """apiserver library/cost.go EstimateCallCost."""
+        if function in (
+            "isSorted",
+            "sum",
+            "max",
+            "min",
+            "indexOf",
+            "lastIndexOf",
+        ):
+            if target is None:
+                return None
+            element = self._list_element(target)
+            if element is None:
+                return self._size(target).factor(_STRING_TRAVERSAL), None
+            per_element = _ONE
+            if element.type.kind in ("string", "bytes"):
+                per_element = per_element.add(self._size(element).factor(_STRING_TRAVERSAL))
+            return self._size(target).multiply(per_element), None
+        if function == "url" and len(args) == 1:
+            size = self._size(args[0])
+            return size.factor(_STRING_TRAVERSAL), size
+        if function in ("lowerAscii", "upperAscii", "substring", "trim") and target is not None:
+            size = self._size(target)
+            return size.factor(_STRING_TRAVERSAL), size
+        if function == "replace" and target is not None and len(args) >= 2:
+            return self._replace(target, args)
+        if function == "split" and target is not None:
+            size = self._size(target)
+            most = size.max
+            if len(args) > 1 and args[1].expr is not None and args[1].expr.kind == "literal":
+                value = args[1].expr.value
+                if isinstance(value, int) and not isinstance(value, bool):
+                    most = value % (1 << 64)
+            return size.factor(2 * _STRING_TRAVERSAL), Range(0, most)
+        if function == "join" and target is not None:
+            joined = _ZERO
+            count = self._size(target)
+            element = self._list_element(target)
+            if element is not None:
+                joined = count.multiply(self._size(element))
+            if args:
+                separators = Range(max(count.min - 1, 0), max(count.max - 1, 0))
+                joined = joined.add(self._size(args[0]).multiply(separators))
+            return joined.factor(_STRING_TRAVERSAL), joined
+        if function in ("find", "findAll") and target is not None and args:
+            size = self._size(target)
+            text = size.add(_ONE).factor(_STRING_TRAVERSAL)
+            regex = self._size(args[0]).factor(_REGEX_LENGTH)
+            return text.multiply(regex), Range(0, size.max)
+        if function in ("cidr", "isIP", "isCIDR", "quantity", "isQuantity", "semver", "isSemver"):
+            if args:
+                return self._size(args[0]).factor(_STRING_TRAVERSAL), None
+            return None
+        if function == "ip":
+            if overload == "cidr_ip":
+                return _ONE, None
+            if args:
+                return self._size(args[0]).factor(_STRING_TRAVERSAL), None
+            return None
+        if function == "ip.isCanonical" and args:
+            return self._size(args[0]).factor(2 * _STRING_TRAVERSAL), None
+        if function in ("containsIP", "containsCIDR") and args:
+            both = Range(4, 16).add(Range(4, 16)).factor(_STRING_TRAVERSAL)
+            if function == "containsCIDR":
+                both = both.add(Range(4, 16).factor(_STRING_TRAVERSAL)).add(_ONE)
+            if overload in ("cidr_contains_ip_string", "cidr_contains_cidr_string"):
+                both = both.add(self._size(args[0]).factor(_STRING_TRAVERSAL))
+            return both, None
+        if function == "validate" and args:
+            regex_cost = 128 * _REGEX_LENGTH
+            return self._size(args[0]).factor(_STRING_TRAVERSAL).factor(regex_cost), None
+        if function in _NOMINAL:
+            return _ONE, None
+        if function == "_==_" and len(args) == 2 and args[0].type == args[1].type:
+            kind, name = args[0].type.kind, args[0].type.name
+            if name in _UNIT_EQUALITY and kind in ("struct", "opaque"):
+                return _ONE, None
+            if kind == "struct" and name == "kubernetes.NamedFormat":
+                return Range(1, 64).factor(_STRING_TRAVERSAL), None
+            if kind == "struct" and name == "kubernetes.URL":
+                size = _ONE
+                right = args[1].computed
+                if right is not None:
+                    size = right.union(right)
+                return Range(1, size.max).factor(_STRING_TRAVERSAL), None
+        return None
+
+    def _replace(self, target: _Node, args: list[_Node]) -> tuple[Range, Range | None]:
+        size = self._size(target)
+        to_replace = self._size(args[0])
+        replace_with = self._size(args[1])
+        count_min = count_max = kept_min = kept_max = 0
+        if to_replace.min == 0:
+            count_max = size.max + 1 if size.max < _MAX else size.max
+            kept_max = size.max
+        elif replace_with.max <= to_replace.min:
+            kept_max = size.max
+        else:
+            count_max = math.ceil(float(size.max) / float(to_replace.min))
+        if to_replace.max == 0:
+            count_min = size.min + 1 if size.min < _MAX else size.min
+            kept_min = size.min
+        elif to_replace.max <= replace_with.min:
+            kept_min = size.min
+        else:
+            count_min = math.ceil(float(size.min) / float(to_replace.max))
+        result = Range(count_min, count_max).multiply(replace_with).add(Range(kept_min, kept_max))
+        return size.factor(2 * _STRING_TRAVERSAL), result
+
+    def _list_element(self, node: _Node) -> _Node | None:
+        if not node.type.params:
+            return None
+        path = (*node.path, "@items") if node.path else None
+        return _Node(path, node.type.params[0], None, None)
+
+    def _standard(
+        self,
+        e: Expr,
+        overload: str,
+        target: _Node | None,
+        args: list[_Node],
+        arg_costs: list[Range],
+        args_total: Range,
+    ) -> tuple[Range, Range | None]:
+        """cel-go's functionCost for the overloads it prices by size."""
+        traversal = _STRING_TRAVERSAL
+        if overload == "string_format" and target is not None:
+            return self._sized(target).factor(traversal).add(args_total), None
+        if overload == "string_to_bytes" and len(args) == 1:
+            size = self._sized(args[0])
+            return size.factor(traversal).add(args_total), Range(size.min, _mul(size.max, 4))
+        if overload == "bytes_to_string" and len(args) == 1:
+            size = self._sized(args[0])
+            return size.factor(traversal).add(args_total), Range(size.min // 4, size.max)
+        if overload == "strings_quote" and len(args) == 1:
+            size = self._sized(args[0])
+            result = Range(_add(size.min, 2), _add(_mul(size.max, 2), 2))
+            return size.factor(traversal).add(args_total), result
+        if overload in ("starts_with_string", "ends_with_string") and len(args) == 1:
+            return self._sized(args[0]).factor(traversal).add(args_total), None
+        if overload == "in_list" and len(args) == 2:
+            return self._sized(args[1]).factor(1).add(args_total), None
+        if overload == "matches_string" and target is not None and len(args) == 1:
+            text = self._sized(target).add(_ONE).factor(traversal)
+            regex = self._sized(args[0]).factor(_REGEX_LENGTH)
+            return text.multiply(regex).add(args_total), None
+        if overload == "contains_string" and target is not None and len(args) == 1:
+            text = self._sized(target).factor(traversal)
+            part = self._sized(args[0]).factor(traversal)
+            return text.multiply(part).add(args_total), None
+        if overload in ("logical_or", "logical_and"):
+            left, right = arg_costs[0], arg_costs[1]
+            return Range(left.min, left.add(right).max), None
+        if overload == "conditional":
+            size = self._sized(args[1]).union(self._sized(args[2]))
+            first = self.entry_of(e.args[1])
+            second = self.entry_of(e.args[2])
+            self.set_entry(e, first.union(second) if first is not None else None)
+            return arg_costs[0].add(arg_costs[1].union(arg_costs[2])), size
+        if overload in ("add_string", "add_bytes", "add_list") and len(args) == 2:
+            joined = self._sized(args[0]).add(self._sized(args[1]))
+            first = self.entry_of(e.args[0])
+            entry = first.union(self.entry_of(e.args[1])) if first is not None else None
+            if entry is not None:
+                self.set_entry(e, entry)
+            if overload == "add_list":
+                return _ONE.add(args_total), joined
+            return joined.factor(traversal).add(args_total), joined
+        if overload in _SIZED_COMPARISONS:
+            left, right = self._sized(args[0]), self._sized(args[1])
+            smallest = min(left.max, right.max)
+            lowest = 1 if smallest > 0 else 0
+            return Range(lowest, smallest).factor(traversal).add(args_total), None
+        return _ONE.add(args_total), None
+
+    @staticmethod
+    def _sized(node: _Node) -> Range:
+        return node.computed if node.computed is not None else _UNKNOWN
+
+
+_NOMINAL = frozenset(
+    {
+        "masked", "prefixLength", "family", "isUnspecified", "isLoopback",
+        "isLinkLocalMulticast", "isLinkLocalUnicast", "isGlobalUnicast", "format.named",
+        "sign", "asInteger", "isInteger", "asApproximateFloat", "isGreaterThan", "isLessThan",
+        "compareTo", "add", "sub", "major", "minor", "patch", "getScheme", "getHostname",
+        "getHost", "getPort", "getEscapedPath", "getQuery", "serviceAccount", "path", "group",
+        "resource", "subresource", "namespace", "name", "allowed", "reason", "error", "errored",
+    }
+)  # fmt: skip
+_SIZED_COMPARISONS = frozenset(
+    {
+        *(f"{op}_{kind}" for op in ("less", "greater", "less_equals", "greater_equals")
+          for kind in ("string", "bytes")),
+        "equals",
+        "not_equals",
+    }
+)  # fmt: skip
+
+
+def _expr_size(e: Expr) -> Range | None:
+    if e.kind == "literal":
+        if isinstance(e.value, str):
+            return _fixed(len(e.value))
+        if isinstance(e.value, bytes):
+            return _fixed(len(e.value))
+        return _ONE
+    if e.kind == "list":
+        return _fixed(len(e.args))
+    if e.kind == "map":
+        return _fixed(len(e.entries))
+    return None
+
+
+# Parsing, with the two-variable macros the parser here lacks ----------------------------------
+@cache
+def _parser() -> Any:
+    # imported here: loading CRDs without rules does not pay for the CEL runtime
+    from cel_expr_python import cel  # type: ignore[import-untyped]
+    from cel_expr_python.ext import ext_optional  # type: ignore[import-untyped]
+
+    return cel.NewEnv(extensions=[ext_optional.ExtOptional()])
+
+
+class _Ids:
+    def __init__(self) -> None:
+        self.next = -1
+
+    def take(self) -> int:
+        self.next -= 1
+        return self.next
+
+
+def parse(text: str) -> Expr | None:
+    """The rule's syntax tree with macros expanded as cel-go expands them, or None when it
+    does not parse."""
+    try:
+        tree = cel_ast.read(_parser().compile(text, disable_check=True).serialize())
+    except Exception:  # the runtime raises plain RuntimeError for any parse error
+        return None
+    return _expand_two_variable(tree, _Ids())
+
+
+_TWO_VARIABLE: dict[str, tuple[int, ...]] = {
+    "all": (3,), "exists": (3,), "existsOne": (3,), "transformList": (3, 4),
+    "transformMap": (3, 4), "transformMapEntry": (3, 4),
+}  # fmt: skip
+
+
+def _expand_two_variable(e: Expr, ids: _Ids) -> Expr:
+    for name in ("operand", "iter_range", "accu_init", "loop_condition", "loop_step", "result"):
+        child = getattr(e, name)
+        if child is not None:
+            setattr(e, name, _expand_two_variable(child, ids))
+    e.args = [_expand_two_variable(a, ids) for a in e.args]
+    e.entries = [(_expand_two_variable(k, ids), _expand_two_variable(v, ids)) for k, v in e.entries]
+    counts = _TWO_VARIABLE.get(e.name, ()) if e.kind == "call" else ()
+    if e.operand is None or len(e.args) not in counts:
+        return e
+    first, second = e.args[0], e.args[1]
+    if first.kind != "ident" or second.kind != "ident":
+        return e
+    return _two_variable(e, first.name, second.name, ids)
+
+
+def _two_variable(e: Expr, key: str, value: str, ids: _Ids) -> Expr:
+    accu = "@result"
+
+    def node(kind: Any, **parts: Any) -> Expr:
+        return Expr(ids.take(), kind, **parts)
+
+    def ident() -> Expr:
+        return node("ident", name=accu)
+
+    def call(function: str, *args: Expr) -> Expr:
+        return node("call", name=function, args=list(args))
+
+    args = e.args
+    condition = node("literal", value=True)
+    result = ident()
+    if e.name == "all":
+        init = node("literal", value=True)
+        condition = call("@not_strictly_false", ident())
+        step = call("_&&_", ident(), args[2])
+    elif e.name == "exists":
+        init = node("literal", value=False)
+        condition = call("@not_strictly_false", call("!_", ident()))
+        step = call("_||_", ident(), args[2])
+    elif e.name == "existsOne":
+        init = node("literal", value=0)
+        one = node("literal", value=1)
+        step = call("_?_:_", args[2], call("_+_", ident(), one), ident())
+        result = call("_==_", ident(), node("literal", value=1))
+    else:
+        transform = args[-1]
+        if e.name == "transformList":
+            init = node("list")
+            step = call("_+_", ident(), node("list", args=[transform]))
+        elif e.name == "transformMap":
+            init = node("map")
+            step = call("cel.@mapInsert", ident(), node("ident", name=key), transform)
+        else:
+            init = node("map")
+            step = call("cel.@mapInsert", ident(), transform)
+        if len(args) == 4:
+            step = call("_?_:_", args[2], step, ident())
+    return Expr(
+        e.id,
+        "comprehension",
+        iter_var=key,
+        iter_var2=value,
+        iter_range=e.operand,
+        accu_var=accu,
+        accu_init=init,
+        loop_condition=condition,
+        loop_step=step,
+        result=result,
+    )
+
+
+def estimate(
+    text: str, root: Decl, optional_old_self: bool = False, result: CelType = BOOL
+) -> int | None:
+    """The most an expression costs (cel-go's CostEstimate.Max) with ``self`` and
+    ``oldSelf`` of type ``root``; None where it does not parse, is not typed here or is not
+    of type ``result`` (the apiserver then refuses it uncosted)."""
+    tree = parse(text)
+    if tree is None:
+        return None
+    self_type = root.cel_type
+    old_self = _optional(self_type) if optional_old_self else self_type
+    checker = _Checker({"self": self_type, "oldSelf": old_self})
+    try:
+        checker.check(tree)
+    except NotEstimated:
+        return None
+    types = checker.final_types()
+    if types.get(tree.id) != result:
+        return None
+    return _Coster(root, types, checker.overloads).cost(tree).max
+
+
+# The budgets of a version's schema (apiextensions validation.go, cel_validation.go) ---------
+@dataclass(frozen=True)
+class OverBudget:
+    """A budget the apiserver refuses the schema for: at ``parts`` (property names,
+    ``schema.ITEMS``, ``schema.ADDITIONAL``), ``field`` names the expression
+    (``x-kubernetes-validations[0].rule``), empty for the whole schema's total."""
+
+    parts: tuple[str, ...]
+    field: str
+    expression: str
+    message: str
+    contributors: tuple[OverBudget, ...] = ()  # of the total: the costliest, at most 4
+
+
+def _max_elements(node: Mapping[str, Any]) -> int | None:
+    """How many children a node has at most (extractMaxElements); None: unbounded."""
+    kind = node.get("type")
+    if kind == "object":
+        if node.get("additionalProperties") is not None:
+            bound = node.get("maxProperties")
+            return None if bound is None else _non_negative(bound)
+        return 1
+    if kind == "array":
+        bound = node.get("maxItems")
+        return None if bound is None else _non_negative(bound)
+    return 1
+
+
+def _children(node: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    from upgrade_guard.schema import ADDITIONAL, ITEMS
+
+    additional = node.get("additionalProperties")
+    if isinstance(additional, Mapping):
+        yield ADDITIONAL, additional
+    for name, child in (node.get("properties") or {}).items():
+        if isinstance(child, Mapping):
+            yield name, child
+    items = node.get("items")
+    if isinstance(items, Mapping):
+        yield ITEMS, items
+
+
+def budget_problems(root: Mapping[str, Any], per_expression: bool = True) -> list[OverBudget]:
+    """What the apiserver refuses a version's schema for by estimated cost, in its words.
+    ``per_expression`` False: the version's schema is unchanged by an update, which the
+    apiserver then holds to the whole schema's budget only."""
+    problems: list[OverBudget] = []
+    total = 0
+    costly: list[tuple[int, OverBudget]] = []
+    # (node, parts, the most times it occurs: None where unbounded, a resource root)
+    stack: list[tuple[Mapping[str, Any], tuple[str, ...], int | None, bool]] = [(root, (), 1, True)]
+    while stack:
+        node, parts, cardinality, resource_root = stack.pop()
+        rules = node.get("x-kubernetes-validations") or []
+        decl = declare(node, resource_root) if rules else None
+        for index, rule in enumerate(rules):
+            if decl is None:  # no type for self: the apiserver refuses the rules uncosted
+                break
+            for key, text, expression_cost in _rule_costs(rule, decl, cardinality):
+                where = f"x-kubernetes-validations[{index}].{key}"
+                total = _add(total, expression_cost)
+                label = (
+                    "estimated rule cost" if key == "rule" else "estimated messageExpression cost"
+                )
+                if per_expression and expression_cost > PER_EXPRESSION_LIMIT:
+                    message = budget_message(label, expression_cost, PER_EXPRESSION_LIMIT)
+                    problems.append(OverBudget(parts, where, text, message))
+                if expression_cost >= PER_CRD_LIMIT // 100:
+                    costly.append((expression_cost, OverBudget(parts, where, text, "")))
+        bound = _max_elements(node)
+        child_cardinality = (
+            None if cardinality is None or bound is None else _mul(cardinality, bound)
+        )
+        for part, child in reversed(list(_children(node))):
+            embedded = child.get("x-kubernetes-embedded-resource") is True
+            stack.append((child, (*parts, part), child_cardinality, embedded))
+    if total > PER_CRD_LIMIT:
+        label = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
+        message = budget_message(label, total, PER_CRD_LIMIT)
+        costly.sort(key=lambda pair: -pair[0])
+        contributors = tuple(contributor for _, contributor in costly[:4])
+        problems.append(OverBudget((), "", "", message, contributors))
+    return problems
+
+
+def _rule_costs(rule: Any, decl: Decl, cardinality: int | None) -> Iterator[tuple[str, str, int]]:
+    """(rule or messageExpression, its text, its cost as the budgets count it) of one rule
+    whose cost is known here."""
+    if not isinstance(rule, Mapping):
+        return
+    text = str(rule.get("rule") or "")
+    if not text.strip():
+        return
+    rule_cost = estimate(text, decl, rule.get("optionalOldSelf") is True)
+    if rule_cost is None:
+        return
+    times = MAX_REQUEST_BYTES // (decl.min_size + 1) if cardinality is None else cardinality
+    yield "rule", text, 0 if rule_cost == 0 else _mul(rule_cost, times)
+    message = str(rule.get("messageExpression") or "")
+    if message.strip():
+        optional = rule.get("optionalOldSelf") is True
+        message_cost = estimate(message, decl, optional, STRING)
+        if message_cost is not None:
+            yield "messageExpression", message, message_cost

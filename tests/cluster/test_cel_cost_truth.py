@@ -1,0 +1,167 @@
+"""CEL cost budgets held to the real kube-apiserver: ``upgrade-guard diff`` exits 2 exactly
+when the apiserver refuses a CRD (server-side dry-run CREATE) for a rule's estimated cost,
+in the apiserver's words.
+
+Exact costs: each rule of tests/cel_cost_rows.py goes into a CRD whose other rules (``has()``,
+cost 1, under lists of a chosen ``maxItems``) bring the schema's total to exactly the
+per-CRD budget with the row's cost, which the apiserver accepts, and to one more, which it
+refuses: so its cost is the row's, to the unit. Then paired budget rows: a rule just within
+its budget beside one just over, a ``maxLength`` removed pushing it over, a list's
+``maxItems`` multiplying it, and the schema's total.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from cel_cost_rows import NODE, ROWS
+from testenv import Cluster, KubeError
+from upgrade_guard.cli import app
+from upgrade_guard.validation import cel_cost
+
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+TOTAL = cel_cost.PER_CRD_LIMIT
+
+
+def _crd(root: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "widgets.example.com"},
+        "spec": {
+            "group": "example.com",
+            "scope": "Namespaced",
+            "names": {"plural": "widgets", "kind": "Widget"},
+            "versions": [
+                {"name": "v1", "served": True, "storage": True,
+                 "schema": {"openAPIV3Schema": root}}
+            ],
+        },
+    }  # fmt: skip
+
+
+def apiserver_refusal(cluster: Cluster, body: dict[str, Any]) -> str | None:
+    try:
+        cluster.admin.create(CRDS, body, dryRun="All")
+    except KubeError as error:
+        if error.code >= 500:
+            raise
+        return error.message
+    return None
+
+
+def tool(tmp_path: Path, body: dict[str, Any]) -> tuple[int, str]:
+    path = tmp_path / "crd.json"
+    path.write_text(json.dumps(body))
+    result = CliRunner().invoke(app, ["diff", str(path), str(path)])
+    return result.exit_code, result.output
+
+
+def _fillers(total: int) -> dict[str, Any]:
+    """Properties whose rules add exactly ``total`` to the schema's estimated cost."""
+    properties = {}
+    for index in range(0, total, cel_cost.PER_EXPRESSION_LIMIT):
+        properties[f"filler{index // cel_cost.PER_EXPRESSION_LIMIT}"] = {
+            "type": "array",
+            "maxItems": min(cel_cost.PER_EXPRESSION_LIMIT, total - index),
+            "items": {
+                "type": "object",
+                "properties": {"n": {"type": "integer"}},
+                "x-kubernetes-validations": [{"rule": "has(self.n)"}],
+            },
+        }
+    return properties
+
+
+def _at_total(rule: str, others: int) -> dict[str, Any]:
+    node = {**copy.deepcopy(NODE), "x-kubernetes-validations": [{"rule": rule}]}
+    return _crd({"type": "object", "properties": {"spec": node, **_fillers(others)}})
+
+
+@pytest.mark.parametrize(("rule", "cost"), ROWS, ids=[rule for rule, _ in ROWS])
+def test_estimated_cost_is_the_apiservers(
+    cluster: Cluster, tmp_path: Path, rule: str, cost: int
+) -> None:
+    at_limit, over = _at_total(rule, TOTAL - cost), _at_total(rule, TOTAL - cost + 1)
+    assert apiserver_refusal(cluster, at_limit) is None
+    refused = apiserver_refusal(cluster, over)
+    assert refused is not None and "estimated rule cost total" in refused
+    assert tool(tmp_path, at_limit)[0] == 0
+    code, said = tool(tmp_path, over)
+    assert code == 2
+    assert "estimated rule cost total for entire OpenAPIv3 schema exceeds budget" in said
+
+
+ALL_LOWER = "self.names.all(n, n.matches('^[a-z]+$'))"
+
+
+def _names(items: dict[str, Any], max_items: int | None = 100) -> dict[str, Any]:
+    names: dict[str, Any] = {"type": "array", "items": items}
+    if max_items is not None:
+        names["maxItems"] = max_items
+    spec = {
+        "type": "object",
+        "properties": {"names": names},
+        "x-kubernetes-validations": [{"rule": ALL_LOWER}],
+    }
+    return _crd({"type": "object", "properties": {"spec": spec}})
+
+
+def _listed(max_items: int) -> dict[str, Any]:
+    """Row 2 of ROWS (cost 63) on the items of a list: counted once per item."""
+    item = {**copy.deepcopy(NODE), "x-kubernetes-validations": [{"rule": ROWS[1][0]}]}
+    list_node = {"type": "array", "maxItems": max_items, "items": item}
+    return _crd({"type": "object", "properties": {"spec": list_node}})
+
+
+def _eleven(max_items: int) -> dict[str, Any]:
+    """Eleven rules of cost 2 under lists: each within its budget, the total maybe not."""
+    item = {**copy.deepcopy(NODE), "x-kubernetes-validations": [{"rule": "self.n == 1"}]}
+    properties = {
+        f"l{i}": {"type": "array", "maxItems": max_items, "items": item} for i in range(11)
+    }
+    return _crd({"type": "object", "properties": properties})
+
+
+BUDGET_ROWS = [
+    ("a rule within its budget", _names({"type": "string", "maxLength": 124_992}), None),
+    ("one more character: just over", _names({"type": "string", "maxLength": 124_993}),
+     "estimated rule cost exceeds budget by factor of 1.000000x"),
+    ("bounded strings", _names({"type": "string", "maxLength": 1000}), None),
+    ("maxLength removed", _names({"type": "string"}),
+     "estimated rule cost exceeds budget by factor of 6.3x"),
+    ("maxItems removed from the list the rule ranges over",
+     _names({"type": "string", "maxLength": 1000}, max_items=None),
+     "estimated rule cost exceeds budget by factor of 84.5x"),
+    ("a rule on 158,730 list items (63 each)", _listed(158_730), None),
+    ("on 158,731", _listed(158_731), "estimated rule cost exceeds budget by factor of 1.000005x"),
+    ("eleven rules, 100,000,000 together", _eleven(4_545_454), None),
+    ("eleven rules, 110,000,000 together", _eleven(5_000_000),
+     "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds"
+     " budget by factor of 1.100000x"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [(body, message) for _, body, message in BUDGET_ROWS],
+    ids=[key for key, _, _ in BUDGET_ROWS],
+)
+def test_budget_row(
+    cluster: Cluster, tmp_path: Path, body: dict[str, Any], message: str | None
+) -> None:
+    refused = apiserver_refusal(cluster, body)
+    code, said = tool(tmp_path, body)
+    if message is None:
+        assert refused is None
+        assert code == 0, said
+        return
+    assert refused is not None and message in refused
+    assert code == 2
+    assert message in said
