@@ -18,42 +18,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_crd_validation_truth import _minimal_crd, apiserver_refusal
 from typer.testing import CliRunner
 
 from cel_cost_rows import NODE, ROWS
-from testenv import Cluster, KubeError
+from testenv import Cluster
 from upgrade_guard.cli import app
 from upgrade_guard.validation import cel_cost
 
-CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 TOTAL = cel_cost.PER_CRD_LIMIT
 
 
 def _crd(root: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "apiVersion": "apiextensions.k8s.io/v1",
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "widgets.example.com"},
-        "spec": {
-            "group": "example.com",
-            "scope": "Namespaced",
-            "names": {"plural": "widgets", "kind": "Widget"},
-            "versions": [
-                {"name": "v1", "served": True, "storage": True,
-                 "schema": {"openAPIV3Schema": root}}
-            ],
-        },
-    }  # fmt: skip
-
-
-def apiserver_refusal(cluster: Cluster, body: dict[str, Any]) -> str | None:
-    try:
-        cluster.admin.create(CRDS, body, dryRun="All")
-    except KubeError as error:
-        if error.code >= 500:
-            raise
-        return error.message
-    return None
+    body = _minimal_crd()
+    body["spec"]["versions"][0]["schema"]["openAPIV3Schema"] = root
+    return body
 
 
 def tool(tmp_path: Path, body: dict[str, Any]) -> tuple[int, str]:

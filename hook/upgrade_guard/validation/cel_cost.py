@@ -226,6 +226,24 @@ def _non_negative(value: Any) -> int:
     return max(int(value), 0)
 
 
+def _contained(
+    node: Mapping[str, Any], keyword: str, bound_keyword: str, overhead: int
+) -> tuple[Decl, int] | None:
+    """The declaration of a list's items or a map's values, and how many there can be: the
+    bound, else as many of the smallest as fit in a request (with ``overhead`` bytes each:
+    a comma; quotes, key, colon and comma)."""
+    child = node.get(keyword)
+    if not isinstance(child, Mapping):
+        return None
+    elem = declare(child, child.get("x-kubernetes-embedded-resource") is True)
+    if elem is None:
+        return None
+    bound = node.get(bound_keyword)
+    if bound is None:
+        return elem, (MAX_REQUEST_BYTES - 2) // (elem.min_size + overhead)
+    return elem, _non_negative(bound)
+
+
 def declare(node: Mapping[str, Any] | None, resource_root: bool) -> Decl | None:
     """The DeclType of a schema node, or None where CEL does not see the node."""
     if node is None:
@@ -239,32 +257,14 @@ def declare(node: Mapping[str, Any] | None, resource_root: bool) -> Decl | None:
         node = _with_type_and_object_meta(node)
     kind = node.get("type")
     if kind == "array":
-        items = node.get("items")
-        if not isinstance(items, Mapping):
-            return None
-        elem = declare(items, items.get("x-kubernetes-embedded-resource") is True)
-        if elem is None:
-            return None
-        max_items = node.get("maxItems")
-        bound = (
-            (MAX_REQUEST_BYTES - 2) // (elem.min_size + 1)
-            if max_items is None
-            else _non_negative(max_items)
-        )
-        return Decl("list", bound, 2, elem=elem)
+        contained = _contained(node, "items", "maxItems", 1)
+        return None if contained is None else Decl("list", contained[1], 2, elem=contained[0])
     if kind == "object":
-        additional = node.get("additionalProperties")
-        if isinstance(additional, Mapping):
-            elem = declare(additional, additional.get("x-kubernetes-embedded-resource") is True)
-            if elem is None:
+        if isinstance(node.get("additionalProperties"), Mapping):
+            contained = _contained(node, "additionalProperties", "maxProperties", 6)
+            if contained is None:
                 return None
-            max_properties = node.get("maxProperties")
-            bound = (
-                (MAX_REQUEST_BYTES - 2) // (elem.min_size + 6)
-                if max_properties is None
-                else _non_negative(max_properties)
-            )
-            return Decl("map", bound, 2, elem=elem, key=_STRING_KEY)
+            return Decl("map", contained[1], 2, elem=contained[0], key=_STRING_KEY)
         required = set(node.get("required") or ())
         fields: dict[str, Decl] = {}
         min_size = 2
@@ -1221,21 +1221,13 @@ class _Coster:
         size = self._size(target)
         to_replace = self._size(args[0])
         replace_with = self._size(args[1])
-        count_min = count_max = kept_min = kept_max = 0
-        if to_replace.min == 0:
-            count_max = size.max + 1 if size.max < _MAX else size.max
-            kept_max = size.max
-        elif replace_with.max <= to_replace.min:
-            kept_max = size.max
-        else:
-            count_max = math.ceil(float(size.max) / float(to_replace.min))
-        if to_replace.max == 0:
-            count_min = size.min + 1 if size.min < _MAX else size.min
-            kept_min = size.min
-        elif to_replace.max <= replace_with.min:
-            kept_min = size.min
-        else:
-            count_min = math.ceil(float(size.min) / float(to_replace.max))
+        # the longest result: the shortest text replaced by the longest replacement
+        count_max, kept_max = _replaced(
+            size.max, to_replace.min, unchanged=replace_with.max <= to_replace.min
+        )
+        count_min, kept_min = _replaced(
+            size.min, to_replace.max, unchanged=to_replace.max <= replace_with.min
+        )
         result = Range(count_min, count_max).multiply(replace_with).add(Range(kept_min, kept_max))
         return size.factor(2 * _STRING_TRAVERSAL), result
 
@@ -1308,6 +1300,17 @@ class _Coster:
     @staticmethod
     def _sized(node: _Node) -> Range:
         return node.computed if node.computed is not None else _UNKNOWN
+
+
+def _replaced(length: int, replaced: int, unchanged: bool) -> tuple[int, int]:
+    """(how many replacements, how many characters kept) of ``replace`` on a string of
+    ``length`` replacing text of length ``replaced``; ``unchanged``: the replacement does
+    not change the length that way."""
+    if replaced == 0:  # around every character
+        return (length + 1 if length < _MAX else length), length
+    if unchanged:
+        return 0, length
+    return math.ceil(float(length) / float(replaced)), 0
 
 
 _NOMINAL = frozenset(
