@@ -29,6 +29,7 @@ from testenv import (  # noqa: E402
     Cluster,
     ControlPlane,
     FakeKubelet,
+    FaultProxy,
     Image,
     JobRunner,
     ToolRunner,
@@ -231,3 +232,14 @@ def kubectl(cluster: Cluster) -> ToolRunner:
         )
 
     return run
+
+
+@pytest.fixture
+def proxy(cluster: Cluster, tmp_path: Path) -> Iterator[FaultProxy]:
+    """A FaultProxy in front of the apiserver: it relays, records, and fails on request."""
+    control_plane = cluster.control_plane
+    proxy = FaultProxy(control_plane.server, control_plane.pki.ca_cert, tmp_path / "proxy-pki")
+    try:
+        yield proxy
+    finally:
+        proxy.close()

@@ -9,7 +9,6 @@ same rename with no migration declared is refused too, and says so."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import yaml
@@ -17,7 +16,7 @@ from test_chart_snippets import (
     CRD,
     EXAMPLE,
     GUARD_VALUES,
-    SNIPPETS,
+    copy_release,
     helm_status,
     schema_version,
     show,
@@ -52,10 +51,7 @@ def test_the_upgrade_is_refused_while_a_backup_carries_the_old_finalizer(
     })  # fmt: skip
     try:
         # 4.0.0 as its authors might have shipped it: the rename without retired-finalizers.
-        undeclared = tmp_path / "4.0.0"
-        shutil.copytree(EXAMPLE / "4.0.0", undeclared, symlinks=True)
-        (undeclared / "charts" / "upgrade-guard").unlink()
-        (undeclared / "charts" / "upgrade-guard").symlink_to(SNIPPETS / "upgrade-guard")
+        undeclared = copy_release("4.0.0", tmp_path / "4.0.0")
         policy = undeclared / "upgrade-guard" / "policy.yaml"
         declared = yaml.safe_load(policy.read_text())
         del declared["controllers"][0]["retired-finalizers"]

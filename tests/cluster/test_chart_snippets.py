@@ -39,6 +39,14 @@ def schema_version(cluster: Cluster) -> str:
     return str(crd["metadata"]["annotations"]["upgrade-guard.io/crd-schema-version"])
 
 
+def copy_release(release: str, to: Path) -> Path:
+    """A copy of an example release to edit, its charts/upgrade-guard still the library."""
+    shutil.copytree(EXAMPLE / release, to, symlinks=True)
+    (to / "charts" / "upgrade-guard").unlink()
+    (to / "charts" / "upgrade-guard").symlink_to(SNIPPETS / "upgrade-guard")
+    return to
+
+
 def helm_status(helm: ToolRunner, namespace: str) -> str:
     result = helm("status", "rel", "-n", namespace, "-o", "json")
     return str(json.loads(result.stdout)["info"]["status"])
@@ -182,10 +190,7 @@ def test_several_controller_images_each_reach_the_hook_under_their_slot(
     slot `image` (the example chart's include, unchanged)."""
     single = hook_args(helm, EXAMPLE / "3.0.0")
     assert "--controller-image=image=example.com/backup-operator:3.0.0" in single
-    chart = tmp_path / "several"
-    shutil.copytree(EXAMPLE / "3.0.0", chart, symlinks=True)
-    (chart / "charts" / "upgrade-guard").unlink()
-    (chart / "charts" / "upgrade-guard").symlink_to(SNIPPETS / "upgrade-guard")
+    chart = copy_release("3.0.0", tmp_path / "several")
     (chart / "templates" / "upgrade-guard.yaml").write_text(
         '{{ include "upgrade-guard.hook" (dict "root" . "controllerImages" (dict\n'
         '     "image" (include "example-operator.image" .)\n'
@@ -361,10 +366,7 @@ def test_an_admin_acceptance_lets_one_refused_upgrade_through_and_no_other(
 
     # The next chart version, the same CRDs: --reuse-values keeps the acceptance, which names
     # chart 3.0.0, so it is refused rather than carried.
-    next_chart = tmp_path / "3.0.1"
-    shutil.copytree(EXAMPLE / "3.0.0", next_chart, symlinks=True)
-    (next_chart / "charts" / "upgrade-guard").unlink()
-    (next_chart / "charts" / "upgrade-guard").symlink_to(SNIPPETS / "upgrade-guard")
+    next_chart = copy_release("3.0.0", tmp_path / "3.0.1")
     chart_yaml = next_chart / "Chart.yaml"
     chart_yaml.write_text(chart_yaml.read_text().replace("version: 3.0.0", "version: 3.0.1"))
     carried = helm("upgrade", "rel", str(next_chart), "-n", namespace, "--reuse-values")

@@ -119,16 +119,6 @@ def test_a_dropped_condition_type_on_a_stored_object_warns(
         assert f"which this release no longer declares: {namespace}/w" in run.stdout, run
 
 
-@pytest.fixture
-def proxy(cluster: Cluster, tmp_path: Path) -> Iterator[FaultProxy]:
-    control_plane = cluster.control_plane
-    proxy = FaultProxy(control_plane.server, control_plane.pki.ca_cert, tmp_path / "proxy-pki")
-    try:
-        yield proxy
-    finally:
-        proxy.close()
-
-
 def test_evidence_and_the_finalizer_check_share_one_listing(
     cluster: Cluster, namespace: str, tmp_path: Path, proxy: FaultProxy,
     release_finalizers: list[str],

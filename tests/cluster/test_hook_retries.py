@@ -7,7 +7,6 @@ waits and that a refusal is asked once."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,16 +17,6 @@ from testenv import JSON, Cluster, Fault, FaultProxy
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
 GET_CRD = "get customresourcedefinitions.apiextensions.k8s.io"
-
-
-@pytest.fixture
-def proxy(cluster: Cluster, tmp_path: Path) -> Iterator[FaultProxy]:
-    control_plane = cluster.control_plane
-    proxy = FaultProxy(control_plane.server, control_plane.pki.ca_cert, tmp_path / "proxy-pki")
-    try:
-        yield proxy
-    finally:
-        proxy.close()
 
 
 def safe_upgrade(cluster: Cluster, namespace: str, proxy: FaultProxy,
