@@ -23,7 +23,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hook": ("hook", "hook"),
     "pack": ("pack", "pack"),
     "schema": ("published_schemas", "schema"),
+    "helm": ("helm_plugin", "helm_guard"),
 }
+# Commands that take another tool's arguments as they are (the Helm plugin's helm flags).
+PASS_THROUGH = {"helm"}
 SETTINGS: dict[str, Any] = dict(
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -41,7 +44,10 @@ def command(name: str) -> Any:
     single = typer.Typer(**SETTINGS)
     # click cuts a summary it derives to fit the column; one given whole is wrapped instead
     short_help = (callback.__doc__ or "").strip().split("\n\n")[0]
-    single.command(name=name, short_help=short_help)(callback)
+    settings = SETTINGS["context_settings"]
+    if name in PASS_THROUGH:
+        settings = {**settings, "ignore_unknown_options": True, "allow_extra_args": True}
+    single.command(name=name, short_help=short_help, context_settings=settings)(callback)
     return typer.main.get_command(single)
 
 

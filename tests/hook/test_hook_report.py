@@ -53,7 +53,7 @@ def test_the_log_starts_with_the_verdict_and_gives_each_way_out() -> None:
     )
     assert text.splitlines() == [
         "upgrade-guard REFUSED: pre-upgrade of 1 CRD; 1 error, 1 info",
-        hook_log._LEGEND,
+        hook_log._legend(hook_log.ACCEPT_BY_VALUES),
         "error UG104 stored-version-removed w.example.com: stored version v1alpha1 removed",
         "  now: migrate storage: rewrite every object at the storage version, remove the old"
         " version from status.storedVersions, then upgrade again",
@@ -92,7 +92,7 @@ def test_a_small_refusal_is_printed_whole() -> None:
     text = hook_log.render(Outcome(findings, 1), "pre-upgrade", 1, "read 1 CRD")
     assert text.splitlines() == [
         "upgrade-guard REFUSED: pre-upgrade of 1 CRD; 3 error",
-        hook_log._LEGEND,
+        hook_log._legend(hook_log.ACCEPT_BY_VALUES),
         "error UG212 required-added, 2 times in 1 CRD: required added",
         "  at w.example.com v1 spec.a, w.example.com v1 spec.b",
         f"  now: {hook_log.way_out(findings[0])}",
@@ -118,7 +118,7 @@ def test_a_large_refusal_is_bounded_with_what_is_left_and_where() -> None:
     assert len(text.encode()) <= hook_log.LOG_LIMIT
     lines = text.splitlines()
     assert lines[0].startswith("upgrade-guard REFUSED: pre-upgrade of 1911 CRDs")
-    assert lines[1] == hook_log._LEGEND
+    assert lines[1] == hook_log._legend(hook_log.ACCEPT_BY_VALUES)
     assert lines[2].startswith("error ")  # the first refusal right after the verdict
     assert lines[-1] == "read 1911 CRDs"
     left_out = re.fullmatch(

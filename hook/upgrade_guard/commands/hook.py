@@ -13,8 +13,8 @@ import enum
 import json
 import sys
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -78,6 +78,13 @@ class TerminationLog:
     def __init__(self, path: str | None) -> None:
         default = Path(DEFAULT_TERMINATION_LOG)
         self.path = Path(path) if path else default if default.exists() else None
+
+    @classmethod
+    def off(cls) -> TerminationLog:
+        """No termination log: a run outside a hook's container."""
+        log = cls(None)
+        log.path = None
+        return log
 
     def write(self, text: str) -> None:
         if self.path is None:
@@ -165,17 +172,18 @@ def _emit(
     outcome: Outcome,
     phase: str,
     checked: int,
-    output: str,
-    footer: str,
-    log: TerminationLog,
+    reach: Reach,
+    footer: str = "",
     chart_version: str | None = None,
 ) -> NoReturn:
-    if output == "text":
-        report = hook_log.render(outcome, phase, checked, footer, chart_version=chart_version)
+    if reach.output == "text":
+        report = hook_log.render(
+            outcome, phase, checked, footer, reach.limit, chart_version, reach.accepting
+        )
         sys.stdout.write(report)
     else:
-        sys.stdout.write(REPORTERS[output](outcome))
-    log.write(hook_log.termination_summary(outcome, phase, checked))
+        sys.stdout.write(REPORTERS[reach.output](outcome))
+    reach.log.write(hook_log.termination_summary(outcome, phase, checked))
     raise typer.Exit(int(outcome.exit_code))
 
 
@@ -323,38 +331,143 @@ def hook(
     ] = DEFAULT_EVIDENCE_LIMIT,
 ) -> None:
     """Check the chart's CRDs and counters against the live cluster; exit 0, 1, 2 or 3."""
-    started = time.monotonic()
-    log = TerminationLog(termination_log)
+    reach = Reach(
+        kubeconfig=kubeconfig,
+        context=context,
+        deadline=time.monotonic() + timeout,
+        log=TerminationLog(termination_log),
+        fail_open=fail_open,
+        evidence_limit=evidence_limit,
+        output=output,
+    )
     try:
-        chosen = options.policy_from(policy)
         if crds is None and release is None:
             raise options.UsageProblem("give --crds, or --release to read the release record")
         if (release is None) != (namespace is None):
             raise options.UsageProblem("--release and --namespace go together")
-        listed = _names(crd_names)
-        # Kept as the digest sees them (the apiserver's defaults, no documentation): that is
-        # what the checks compare and the evidence judges by, and the documents' own copy,
-        # the larger one, is let go at once.
-        bundled = _bundle(crds, _names(rendered_crds), max_bytes)
-        if (controller_image is None) != (image_table is None):
-            raise options.UsageProblem("--controller-image and --image-table go together")
         if timeout <= 0:
             raise options.UsageProblem("--timeout must be positive")
-        given = options.counter_options(counter, chosen)
-        acceptances = _acceptances(accept or [], chart_version)
-        subject = hook_checks.subject_for(
-            chosen,
-            bundled or {},
-            _chart_counters(given, bundled or {}, chosen),
-            _controller_images(controller_image or []),
-            read_image_table(image_table) if image_table else None,
+        prepared = prepare(
+            policy=policy,
+            crds=crds,
+            crd_names=crd_names,
+            rendered_crds=rendered_crds,
+            counter=counter,
+            controller_image=controller_image,
+            image_table=image_table,
+            accept=accept,
+            chart_version=chart_version,
+            max_bytes=max_bytes,
+            live_objects=live_objects,
         )
     except (LoadError, PolicyError, options.UsageProblem) as error:
-        log.write(f"upgrade-guard BAD INPUT (exit 2): {error}\n")
+        reach.log.write(f"upgrade-guard BAD INPUT (exit 2): {error}\n")
         raise
+
+    def read_operation() -> Operation | None:
+        if release is None or namespace is None:
+            return None
+        return _read_operation(
+            namespace, release, revision, kubeconfig=kubeconfig, context=context,
+            deadline=reach.deadline,
+        )  # fmt: skip
+
+    where = f"for {release} at or above revision {revision} (not run by Helm?)"
+    check(prepared, reach, phase.value, read_operation, namespace or "", where)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """The hook's own inputs, read and checked before the cluster is (exit 2 when unusable):
+    the policy, the chart side of the checks as far as it is known, the CRD bundle (and
+    where it was read: a rendered chart there holds roles and webhooks too), the CRDs and
+    live objects the chart lists, and the cluster admin's acceptances."""
+
+    policy: Policy
+    subject: HookSubject
+    bundled: dict[str, Crd] | None
+    listed: set[str] | None
+    readable: set[str] | None
+    admin: Context
+    crds: str | None = None
+    max_bytes: int = DEFAULT_MAX_BYTES
+
+
+def prepare(
+    *,
+    policy: str | None,
+    crds: str | None,
+    crd_names: str | None,
+    rendered_crds: str | None,
+    counter: list[str] | None,
+    controller_image: list[str] | None,
+    image_table: str | None,
+    accept: list[str] | None,
+    chart_version: str | None,
+    max_bytes: int,
+    live_objects: str | None = None,
+    chart: Mapping[str, Crd] | None = None,
+) -> Prepared:
+    """The hook's options read as the checks use them. ``chart``: the CRDs this release
+    applies when known before the cluster is read (the plugin's render), else the bundle's."""
+    chosen = options.policy_from(policy)
+    listed = _names(crd_names)
+    # Kept as the digest sees them (the apiserver's defaults, no documentation): that is
+    # what the checks compare and the evidence judges by, and the documents' own copy,
+    # the larger one, is let go at once.
+    bundled = _bundle(crds, _names(rendered_crds), max_bytes)
+    if (controller_image is None) != (image_table is None):
+        raise options.UsageProblem("--controller-image and --image-table go together")
+    given = options.counter_options(counter, chosen)
+    acceptances = _acceptances(accept or [], chart_version)
+    known = chart if chart is not None else bundled or {}
+    subject = hook_checks.subject_for(
+        chosen,
+        known,
+        _chart_counters(given, known, chosen),
+        _controller_images(controller_image or []),
+        read_image_table(image_table) if image_table else None,
+    )
+    admin = Context(chart_version=chart_version, acceptances=acceptances)
+    readable = _names(live_objects)
+    return Prepared(chosen, subject, bundled, listed, readable, admin, crds, max_bytes)
+
+
+@dataclass(frozen=True)
+class Reach:
+    """How the checks reach the cluster, inside one deadline, and where they report."""
+
+    kubeconfig: str | None
+    context: str | None
+    deadline: float
+    log: TerminationLog
+    fail_open: bool
+    evidence_limit: int
+    output: str
+    limit: int = hook_log.LOG_LIMIT  # the text report's bytes (Helm prints the log as one line)
+    accepting: str = hook_log.ACCEPT_BY_VALUES
+    started: float = field(default_factory=time.monotonic)
+
+
+def check(
+    prepared: Prepared,
+    reach: Reach,
+    phase: str,
+    read_operation: Callable[[], Operation | None],
+    namespace: str,
+    no_record: str,
+    *,
+    adopts: bool = True,
+) -> NoReturn:
+    """Every check of the chart against the cluster, reported, exiting with the verdict's
+    code. ``read_operation`` gives the pending release and the one it replaces (None
+    without a release record: the bundle is judged, said ``no_record`` when there is none);
+    ``adopts``: whether this run is the guard's first for the release when the replaced
+    one did not run it (the hook's; the plugin adopts nothing)."""
+    chosen, subject, admin, log = prepared.policy, prepared.subject, prepared.admin, reach.log
+    bundled, listed, chart_version = prepared.bundled, prepared.listed, admin.chart_version
     # Before the cluster is read only the pairing of chart and images can refuse; the
     # schemas are not compared yet, so no declared break or acceptance is used or unused.
-    admin = Context(chart_version=chart_version, acceptances=acceptances)
     pairing = Changes(tuple(hook_checks.hook_changes(subject)))
     paired = judge(pairing, replace(chosen, declared_breaks=()), admin)
     unused = acceptance_unused.RULE.code
@@ -363,26 +476,26 @@ def hook(
     # hook talks to a cluster.
     from upgrade_guard.cluster.client import ClusterError
 
-    deadline = started + timeout
+    kubeconfig, context, deadline = reach.kubeconfig, reach.context, reach.deadline
+    fail_open = reach.fail_open
     operation: Operation | None = None
     try:
-        if release is not None and namespace is not None:
-            operation = _read_operation(
-                namespace, release, revision, kubeconfig=kubeconfig, context=context,
-                deadline=deadline,
-            )  # fmt: skip
+        operation = read_operation()
     except ClusterError as error:
         if not paired.safe:
-            _emit(paired, phase.value, len(bundled or {}), output, "", log, chart_version)
+            _emit(paired, phase, len(bundled or {}), reach, "", chart_version)
         _cannot_decide(ExitCode.CLUSTER_UNREACHABLE, str(error), fail_open, log)
-    operation_name = f"pre-{operation.pending.operation}" if operation else phase.value
+    operation_name = f"pre-{operation.pending.operation}" if operation else phase
     try:
-        chart = _chart(operation, bundled, release, revision)
+        chart = _chart(operation, bundled, no_record)
         replaced = operation.current if operation else None
         dropped = sorted(_applied(replaced) - chart.keys()) if replaced else []
-        contracts = operation.pending.manifests() if operation else _streamed(crds, max_bytes)
+        contracts = (
+            operation.pending.manifests() if operation
+            else _streamed(prepared.crds, prepared.max_bytes)
+        )  # fmt: skip
         counter_keys = _counter_keys(chosen)
-        wanted = _live_wanted(contracts, counter_keys, _names(live_objects))
+        wanted = _live_wanted(contracts, counter_keys, prepared.readable)
         unreadable = sorted(set(dropped) - listed) if listed is not None else []
         if replaced and unreadable:
             raise LoadError(
@@ -395,7 +508,7 @@ def hook(
         log.write(f"upgrade-guard BAD INPUT (exit 2): {error}\n")
         raise
     if not paired.safe:
-        _emit(paired, operation_name, len(chart), output, "", log, chart_version)
+        _emit(paired, operation_name, len(chart), reach, "", chart_version)
     try:
         cluster = _read_cluster(
             [*chart, *dropped], wanted, chosen,
@@ -414,7 +527,7 @@ def hook(
             live=live_crds,
             written_state=[*cluster.written_state, *_written_by(replaced)],
             replaced=described,
-            adopted=_adopted(replaced),
+            adopted=not adopts or _adopted(replaced),
             dropped=gone,
             stored=stored,
             replaced_controllers=replaced_controllers,
@@ -438,7 +551,7 @@ def hook(
             kubeconfig=kubeconfig,
             context=context,
             deadline=deadline,
-            limit=evidence_limit,
+            limit=reach.evidence_limit,
         )
     except ClusterError as error:
         _cannot_decide(ExitCode.CLUSTER_UNREACHABLE, str(error), fail_open, log)
@@ -454,15 +567,16 @@ def hook(
     major, minor = cluster.server_version
     footer = (
         f"read {len(live_crds)} live of {len(chart)} chart CRDs from Kubernetes"
-        f" {major}.{minor} in {cluster.requests} requests; {time.monotonic() - started:.1f}s"
+        f" {major}.{minor} in {cluster.requests} requests;"
+        f" {time.monotonic() - reach.started:.1f}s"
     )
     if operation is not None and not outcome.safe:
-        footer = "\n".join([*_rollback_way_out(operation, namespace or ""), footer])
-    _emit(outcome, operation_name, len(chart), output, footer, log, chart_version)
+        footer = "\n".join([*_rollback_way_out(operation, namespace), footer])
+    _emit(outcome, operation_name, len(chart), reach, footer, chart_version)
 
 
 def _chart(
-    operation: Operation | None, bundled: dict[str, Crd] | None, release: str | None, revision: int
+    operation: Operation | None, bundled: dict[str, Crd] | None, no_record: str
 ) -> dict[str, Crd]:
     """The CRDs this release applies: the pending record's under Helm, else the bundle's."""
     if operation is not None:
@@ -470,8 +584,8 @@ def _chart(
     if bundled is not None:
         return bundled
     raise LoadError(
-        f"no pending Helm release record for {release} at or above revision {revision}"
-        " (not run by Helm?) and no CRD bundle (--crds): ship the bundle for Argo CD"
+        f"no pending Helm release record {no_record} and no CRD bundle (--crds): ship the"
+        " bundle for Argo CD"
     )
 
 

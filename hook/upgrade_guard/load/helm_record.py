@@ -75,14 +75,31 @@ class Record:
         return manifests_from(documents_of(f"release record {self.name}", data))
 
 
-def decode(name: str, secret: Any) -> Record:
-    """A record from the Secret's body as the apiserver returns it."""
-    where = f"release record {name}"
+def body_of(name: str, secret: Any) -> Mapping[str, Any]:
+    """The release JSON a record Secret holds, from its body as the apiserver returns it."""
     try:
         raw = base64.b64decode(secret["data"]["release"], validate=True)
         packed = base64.b64decode(raw, validate=True)
         text = gzip.decompress(packed) if packed[:2] == GZIP_MAGIC else packed
         body = json.loads(text)
+    except (KeyError, TypeError, ValueError, binascii.Error, zlib.error, EOFError) as error:
+        raise LoadError(
+            f"release record {name}: not a Helm release record ({type(error).__name__})"
+        ) from None
+    if not isinstance(body, dict):
+        raise LoadError(f"release record {name}: not a Helm release record (not an object)")
+    return body
+
+
+def decode(name: str, secret: Any) -> Record:
+    """A record from the Secret's body as the apiserver returns it."""
+    return record_of(name, body_of(name, secret))
+
+
+def record_of(name: str, body: Mapping[str, Any]) -> Record:
+    """A record from the release JSON, as Helm stores it and as `helm upgrade --dry-run
+    --output json` prints it (the same shape)."""
+    try:
         info = body["info"]
         metadata = body.get("chart", {}).get("metadata", {})
         return Record(
@@ -95,10 +112,12 @@ def decode(name: str, secret: Any) -> Record:
             hooks=tuple(
                 f"{hook.get('kind')}/{hook.get('name')}" for hook in body.get("hooks") or []
             ),
-            guard_policy=_guard_policy(where, body.get("hooks") or []),
+            guard_policy=_guard_policy(f"release record {name}", body.get("hooks") or []),
         )
-    except (KeyError, TypeError, ValueError, binascii.Error, zlib.error, EOFError) as error:
-        raise LoadError(f"{where}: not a Helm release record ({type(error).__name__})") from None
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise LoadError(
+            f"release record {name}: not a Helm release record ({type(error).__name__})"
+        ) from None
 
 
 def _guard_policy(where: str, hooks: list[Any]) -> Any:
@@ -154,10 +173,11 @@ def find_operation(rendered_revision: int, fetch: Fetch) -> Operation | None:
     if not found or found[-1].operation is None:
         return None
     pending = found[-1]
-    return Operation(pending, _current(pending, fetch))
+    return Operation(pending, replaced(pending, fetch))
 
 
-def _current(pending: Record, fetch: Fetch) -> Record | None:
+def replaced(pending: Record, fetch: Fetch) -> Record | None:
+    """The record the pending operation replaces: what Helm diffs against and deletes from."""
     if pending.operation == "install":
         return None
     last = fetch(pending.revision - 1)

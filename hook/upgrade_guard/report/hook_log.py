@@ -40,12 +40,18 @@ _AUTHOR_SCHEMA = (
     "if meant, declare it in the policy (declared-breaks: crd, rule, path, schema-version,"
     " reason); else keep the live schema"
 )
-_LEGEND = (
-    "each refusal: now (what you can do), chart author (what the chart should change), accept"
-    " (its entry: helm upgrade RELEASE CHART --reuse-values --set-json"
-    " 'upgrade-guard.accept=[ENTRY,...]' lets the findings you name through, for this chart"
-    " version only)"
+# How the admin passes the acceptances: the library's value (the hook), or the plugin's option.
+ACCEPT_BY_VALUES = (
+    "helm upgrade RELEASE CHART --reuse-values --set-json 'upgrade-guard.accept=[ENTRY,...]'"
 )
+
+
+def _legend(accepting: str) -> str:
+    return (
+        "each refusal: now (what you can do), chart author (what the chart should change),"
+        f" accept (its entry: {accepting} lets the findings you name through, for this chart"
+        " version only)"
+    )
 
 
 def _own(finding: Finding, prefix: str) -> str | None:
@@ -152,13 +158,14 @@ def render(
     footer: str = "",
     limit: int = LOG_LIMIT,
     chart_version: str | None = None,
+    accepting: str = ACCEPT_BY_VALUES,
 ) -> str:
     """The report, at most ``limit`` bytes unless its first block alone is longer (a block
     is never cut: its paths stay whole). With refusals, the line after the verdict says how
     to read their ways out."""
     lines = [verdict_line(outcome, phase, checked)]
     if not outcome.safe:
-        lines.append(_LEGEND)
+        lines.append(_legend(accepting))
     blocks = _blocks(outcome, chart_version)
     ending = [footer] if footer else []
     used = _size(lines) + _size(ending)

@@ -1,0 +1,373 @@
+"""`upgrade-guard helm`: what `helm guard` runs (the Helm plugin in ``helm-plugin/``).
+
+``helm guard upgrade|install RELEASE CHART [helm flags]`` has helm itself render what it
+would apply: ``helm upgrade|install ... --dry-run=server --output json`` with the admin's own
+flags, so ``-f``, ``--set``, ``--version``, ``--reuse-values`` and
+``--reset-then-reuse-values`` mean exactly what they mean to Helm. On install the chart's
+``crds/`` directories count too (Helm 4 applies them on install, server-side, over a CRD
+already there), read from ``helm template ... --include-crds``. ``helm guard rollback
+RELEASE [REVISION]`` reads the target revision's release record, whose manifest Helm
+re-applies. ``helm guard crds CHART [--version V]`` checks the ``crds/`` files (``helm show
+crds``) before the ``kubectl apply`` a chart's docs prescribe.
+
+Then the hook's own checks run with the admin's kubeconfig (Helm passes its global flags as
+``HELM_NAMESPACE``, ``HELM_KUBECONTEXT`` and ``KUBECONFIG``): a dry run writes nothing, and
+the checks make only the hook's reads. A chart that adopted the library is judged with the
+arguments and files its guard Job is rendered with (counters, image table, policy, the
+admin's acceptances), so the plugin and the hook reach the same verdict. Nothing helm prints
+is shown on success: its output holds the release's values.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import click
+import typer
+
+from upgrade_guard.commands import hook, options
+from upgrade_guard.counters import history
+from upgrade_guard.crd import Crd
+from upgrade_guard.findings import ExitCode
+from upgrade_guard.load.crds import crds_from
+from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, documents_of
+from upgrade_guard.load.helm_output import GuardJob, crds_dir_files, guard_job
+from upgrade_guard.load.helm_record import (
+    Operation,
+    Record,
+    body_of,
+    record_name,
+    record_of,
+    replaced,
+)
+
+# Helm's global flags that name another identity than the kubeconfig's: the checks read the
+# cluster with the kubeconfig, so they would read as someone else.
+_OTHER_IDENTITY = {
+    "HELM_KUBEAPISERVER": "--kube-apiserver",
+    "HELM_KUBETOKEN": "--kube-token",
+    "HELM_KUBEASUSER": "--kube-as-user",
+    "HELM_KUBEASGROUPS": "--kube-as-group",
+    "HELM_KUBECAFILE": "--kube-ca-file",
+}
+# What helm says when it cannot reach or read the cluster: exit 3, as the hook's reads.
+_UNREADABLE = ("Kubernetes cluster unreachable", "forbidden", "Unauthorized")
+
+
+class HelmOperation(enum.StrEnum):
+    install = "install"
+    upgrade = "upgrade"
+    rollback = "rollback"
+    crds = "crds"
+
+
+def _helm(*args: str) -> str:
+    """helm's standard output; on failure its own message, then exit 2 (3 when it could not
+    reach or read the cluster). Its output is never shown: it holds the values."""
+    binary = os.environ.get("HELM_BIN") or "helm"
+    try:
+        done = subprocess.run([binary, *args], capture_output=True, text=True, check=False)
+    except OSError as error:
+        options.fail(ExitCode.BAD_INPUT, f"cannot run {binary}: {error.strerror}")
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr)
+        unreadable = any(sign in done.stderr for sign in _UNREADABLE)
+        options.fail(
+            ExitCode.CLUSTER_UNREACHABLE if unreadable else ExitCode.BAD_INPUT,
+            f"helm {args[0]} failed (exit {done.returncode}), as above",
+        )
+    return done.stdout
+
+
+def _release_json(text: str, command: str) -> Mapping[str, Any]:
+    try:
+        body = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise LoadError(f"helm {command} --output json: not JSON ({error.msg})") from None
+    if not isinstance(body, dict):
+        raise LoadError(f"helm {command} --output json: not a release")
+    return body
+
+
+def _hook_arguments(job: GuardJob, directory: Path) -> dict[str, Any]:
+    """The guard Job's arguments as the hook parses them, its files written to directory
+    (the ConfigMap's keys are file names) and its mount path moved there."""
+    for name, data in job.files.items():
+        if "/" in name or name in ("", ".", ".."):
+            raise LoadError(f"the guard's ConfigMap holds {name!r}, not a file name")
+        (directory / name).write_bytes(data)
+    mount = job.mount.rstrip("/") + "/"
+    args = [arg.replace("=" + mount, f"={directory}/", 1) for arg in job.args]
+    single = typer.Typer()
+    single.command()(hook.hook)
+    command = typer.main.get_command(single)
+    try:
+        return dict(command.make_context("hook", args).params)
+    except click.UsageError as error:
+        raise LoadError(f"the guard's Job arguments: {error.format_message()}") from None
+
+
+def _prepared(
+    job: GuardJob | None,
+    chart: Mapping[str, Crd],
+    chart_version: str,
+    policy: str | None,
+    accept: list[str],
+    directory: Path,
+) -> tuple[hook.Prepared, bool]:
+    """The checks' inputs, and whether they are the adopted chart's: its guard Job's
+    arguments and files, else only the CRDs the release applies (and the plugin's options)."""
+    if job is None:
+        prepared = hook.prepare(
+            policy=policy, crds=None, crd_names=None, rendered_crds=None, counter=None,
+            controller_image=None, image_table=None, accept=accept,
+            chart_version=chart_version, max_bytes=DEFAULT_MAX_BYTES, chart=chart,
+        )  # fmt: skip
+        return prepared, False
+    if policy or accept:
+        raise options.UsageProblem(
+            "this chart adopted the guard: its policy is the chart's, and acceptances go in its"
+            " values (--set-json 'upgrade-guard.accept=[...]'), not --policy or --accept"
+        )
+    given = _hook_arguments(job, directory)
+    prepared = hook.prepare(
+        policy=given["policy"], crds=given["crds"], crd_names=given["crd_names"],
+        rendered_crds=given["rendered_crds"], counter=given["counter"],
+        controller_image=given["controller_image"], image_table=given["image_table"],
+        accept=given["accept"], chart_version=given["chart_version"],
+        max_bytes=given["max_bytes"], live_objects=given["live_objects"], chart=chart,
+    )  # fmt: skip
+    return prepared, True
+
+
+@options.guarded
+def helm_guard(
+    operation: Annotated[
+        HelmOperation,
+        typer.Argument(
+            metavar="OPERATION",
+            help="What is about to happen: install, upgrade, rollback, or crds (the kubectl"
+            " apply of a chart's crds/).",
+        ),
+    ],
+    helm_args: Annotated[
+        list[str] | None,
+        typer.Argument(
+            metavar="HELM_ARGS...",
+            help="As for helm: RELEASE CHART [flags] (install, upgrade), RELEASE [REVISION]"
+            " (rollback), CHART [--version V] (crds).",
+        ),
+    ] = None,
+    run: Annotated[
+        bool,
+        typer.Option("--run", help="After a pass, run the helm command itself (not for crds)."),
+    ] = False,
+    policy: options.PolicyOption = None,
+    accept: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="A finding the admin accepts, as the report's accept: entry (JSON); once per"
+            " finding. A chart that adopted the guard takes them in its values instead."
+        ),
+    ] = None,
+) -> None:
+    """Check what a helm install, upgrade or rollback would apply, or a chart's crds/,
+    against the live cluster with the hook's checks; exit 0, 1, 2 or 3 as the hook does."""
+    args = list(helm_args or [])
+    for variable, flag in _OTHER_IDENTITY.items():
+        if os.environ.get(variable):
+            raise options.UsageProblem(
+                f"helm {flag}: the guard reads the cluster as the kubeconfig says; give a"
+                " kubeconfig context (--kube-context) for that identity instead"
+            )
+    if run and operation is HelmOperation.crds:
+        raise options.UsageProblem("--run: the crds/ are applied with kubectl, not helm")
+    reach = hook.Reach(
+        kubeconfig=None,
+        context=os.environ.get("HELM_KUBECONTEXT") or None,
+        deadline=time.monotonic() + hook.DEFAULT_TIMEOUT,
+        log=hook.TerminationLog.off(),
+        fail_open=False,
+        evidence_limit=hook.DEFAULT_EVIDENCE_LIMIT,
+        output=options.TEXT,
+        limit=sys.maxsize,  # a terminal, not Helm's one-line print of a hook's log
+    )
+    with tempfile.TemporaryDirectory(prefix="helm-guard-") as scratch:
+        try:
+            _check(operation, args, policy, accept or [], reach, Path(scratch))
+        except typer.Exit as verdict:
+            if verdict.exit_code != 0 or not run:
+                raise
+    typer.echo(f"helm guard: passed; running helm {operation}", err=True)
+    binary = os.environ.get("HELM_BIN") or "helm"
+    raise typer.Exit(subprocess.run([binary, operation.value, *args], check=False).returncode)
+
+
+def _check(
+    operation: HelmOperation,
+    args: list[str],
+    policy: str | None,
+    accept: list[str],
+    reach: hook.Reach,
+    scratch: Path,
+) -> NoReturn:
+    if operation is HelmOperation.crds:
+        _check_crds(args, policy, accept, reach, scratch)
+    if operation is HelmOperation.rollback:
+        pending, current, body = _rollback(args, reach)
+    else:
+        body = _release_json(
+            _helm(operation, *args, "--dry-run=server", "--output", "json"), operation
+        )
+        pending = record_of(record_name(str(body.get("name")), int(body.get("version", 0))), body)
+        if pending.operation is None:
+            raise LoadError(f"helm {operation} --dry-run: the release is {pending.status}")
+        if pending.operation == "install" and operation is HelmOperation.install:
+            pending = _with_crds_dir(pending, args)
+        current = None
+    namespace = str(body.get("namespace") or "")
+    rendered = pending.crds()
+    _say_rendered(rendered, "the release record" if operation is HelmOperation.rollback
+                  else f"helm {operation} --dry-run=server with your flags")  # fmt: skip
+    chart = history.normalized(rendered)
+    job = guard_job(f"release {pending.chart}", body)
+    version = str(body.get("chart", {}).get("metadata", {}).get("version", ""))
+    prepared, adopted = _prepared(job, chart, version, policy, accept, scratch)
+    if not adopted:
+        reach = replace(reach, accepting=_accepting(operation))
+
+    def read_operation() -> Operation:
+        if pending.operation == "rollback":
+            return Operation(pending, current)
+        return Operation(pending, _replaced(pending, str(body.get("name")), namespace, reach))
+
+    hook.check(prepared, reach, f"pre-{pending.operation}", read_operation, namespace, "",
+               adopts=False)  # fmt: skip
+
+
+SHOWN_DIGESTS = 20  # CRDs named with their spec digests on standard error
+
+
+def _say_rendered(crds: Mapping[str, Crd], source: str) -> None:
+    """What is judged, on standard error: each CRD's name and spec digest (no values), so
+    the render can be told apart from another without showing it."""
+    digests = sorted(history.digests_of(crds).items())
+    typer.echo(f"helm guard: judging {len(digests)} CRDs from {source}", err=True)
+    for name, digest in digests[:SHOWN_DIGESTS]:
+        typer.echo(f"helm guard:   {name} {digest}", err=True)
+    if len(digests) > SHOWN_DIGESTS:
+        typer.echo(f"helm guard:   ... and {len(digests) - SHOWN_DIGESTS} more", err=True)
+
+
+def _accepting(operation: HelmOperation) -> str:
+    command = {
+        HelmOperation.crds: "helm guard crds CHART",
+        HelmOperation.rollback: "helm guard rollback RELEASE [REVISION]",
+    }.get(operation, f"helm guard {operation} RELEASE CHART [flags]")
+    return f"{command} --accept 'ENTRY' (once per entry)"
+
+
+def _with_crds_dir(pending: Record, args: list[str]) -> Record:
+    """The install's record with the chart's crds/ files first: Helm 4 applies them before
+    the manifest (unless --skip-crds)."""
+    if "--skip-crds" in args:
+        return pending
+    stream = _helm("template", *args, "--include-crds")
+    files = "".join(f"---\n{text}" for _, text in crds_dir_files(stream))
+    return replace(pending, manifest=files + pending.manifest)
+
+
+def _replaced(pending: Record, release: str, namespace: str, reach: hook.Reach) -> Record | None:
+    """The record the pending one replaces, read by name as the hook reads it."""
+    if pending.operation == "install":
+        return None
+    return replaced(pending, _Records(release, namespace, reach).record)
+
+
+class _Records:
+    """A release's records by revision, each read once by name (Secrets, Helm's default
+    storage driver), inside the checks' deadline."""
+
+    def __init__(self, release: str, namespace: str, reach: hook.Reach) -> None:
+        self.release, self.namespace, self.reach = release, namespace, reach
+        self.bodies: dict[int, Mapping[str, Any] | None] = {}
+
+    def body(self, revision: int) -> Mapping[str, Any] | None:
+        if revision not in self.bodies:
+            from upgrade_guard.cluster.client import Api, load_configuration
+            from upgrade_guard.cluster.release_records import release_secret
+
+            name = record_name(self.release, revision)
+            reach = self.reach
+            configuration = load_configuration(reach.kubeconfig, reach.context)
+            with Api(configuration, reach.deadline) as api:
+                secret = release_secret(api, self.namespace, name)
+            self.bodies[revision] = None if secret is None else body_of(name, secret)
+        return self.bodies[revision]
+
+    def record(self, revision: int) -> Record | None:
+        body = self.body(revision)
+        return None if body is None else record_of(record_name(self.release, revision), body)
+
+
+def _rollback(args: list[str], reach: hook.Reach) -> tuple[Record, Record, Mapping[str, Any]]:
+    """The rollback's pending record (the target revision's manifest, chart and hooks, at the
+    revision Helm would give it), the record it replaces (the last one), and the target's
+    release JSON. RELEASE and REVISION are the first two arguments that are not flags."""
+    positional = [arg for arg in args if not arg.startswith("-")]
+    if not positional:
+        raise options.UsageProblem("helm guard rollback RELEASE [REVISION]")
+    release = positional[0]
+    namespace = os.environ.get("HELM_NAMESPACE") or "default"
+    history_json = _helm("history", release, "--max", "1", "--output", "json")
+    try:
+        last = int(json.loads(history_json)[-1]["revision"])
+    except (ValueError, KeyError, IndexError, TypeError):
+        raise LoadError(f"helm history {release}: no revision") from None
+    wanted = positional[1] if len(positional) > 1 else str(last - 1)
+    target = options.canonical_option("REVISION", wanted) if wanted != "0" else last - 1
+    from upgrade_guard.cluster.client import ClusterError
+
+    records = _Records(release, namespace, reach)
+    try:
+        body = records.body(target)
+        current = records.record(last)
+    except ClusterError as error:
+        options.fail(ExitCode.CLUSTER_UNREACHABLE, str(error))
+    if body is None or current is None:
+        missing = target if body is None else last
+        raise LoadError(f"release {release} has no revision {missing} in namespace {namespace}")
+    pending = replace(
+        record_of(record_name(release, target), body),
+        name=record_name(release, last + 1),
+        revision=last + 1,
+        status="pending-rollback",
+    )
+    return pending, current, {**body, "namespace": namespace}
+
+
+def _check_crds(
+    args: list[str], policy: str | None, accept: list[str], reach: hook.Reach, scratch: Path
+) -> NoReturn:
+    """The chart's crds/ against the live CRDs, as the kubectl apply would change them."""
+    shown = _helm("show", "crds", *args)
+    bundle = scratch / "crds.yaml"
+    bundle.write_text(shown)
+    _say_rendered(crds_from(documents_of("helm show crds", shown.encode())), "helm show crds")
+    prepared = hook.prepare(
+        policy=policy, crds=str(bundle), crd_names=None, rendered_crds=None, counter=None,
+        controller_image=None, image_table=None, accept=accept, chart_version=None,
+        max_bytes=DEFAULT_MAX_BYTES,
+    )  # fmt: skip
+    reach = replace(reach, accepting=_accepting(HelmOperation.crds))
+    hook.check(prepared, reach, "kubectl apply", lambda: None, "", "", adopts=False)

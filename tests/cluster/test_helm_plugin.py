@@ -1,0 +1,191 @@
+"""`helm guard`, the Helm plugin (helm-guard/), installed with `helm plugin install` into the
+real helm (v4) and run against the real apiserver, on a chart that adopted no guard:
+tests/cluster/charts/gadgets, its Gadget CRD in crds/ and its Widget CRD in templates/.
+
+Each refusal stands beside the nearest command that passes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from testenv import Cluster, ToolRunner
+from upgrade_guard.counters import history
+from upgrade_guard.load.crds import crds_from
+from upgrade_guard.load.documents import documents_of
+
+REPO = Path(__file__).resolve().parents[2]
+PLUGIN = REPO / "helm-guard"
+CHART = Path(__file__).parent / "charts" / "gadgets"
+V1, V2 = str(CHART / "1.0.0"), str(CHART / "2.0.0")
+GROUP = "/apis/plugin.example.io/v1/namespaces"
+CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
+
+
+def show(result: subprocess.CompletedProcess[str]) -> str:
+    return f"exit {result.returncode}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
+
+
+@pytest.fixture(scope="session")
+def _plugin_installed(cluster: Cluster, helm_home: Path) -> None:
+    """`helm plugin install` from the repository, once for the session's helm home."""
+    env = cluster.env(None)
+    for var, sub in (("HELM_CACHE_HOME", "cache"), ("HELM_CONFIG_HOME", "config"),
+                     ("HELM_DATA_HOME", "data")):  # fmt: skip
+        env[var] = str(helm_home / sub)
+    done = subprocess.run(
+        [str(cluster.binaries.helm), "plugin", "install", str(PLUGIN)],
+        env=env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, show(done)
+
+
+@pytest.fixture
+def guard(helm: ToolRunner, _plugin_installed: None) -> Iterator[ToolRunner]:
+    """``guard(*args)``: ``helm guard ARGS``, its command line and first line printed."""
+
+    def run(*args: str, kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
+        result = helm("guard", *args, kubeconfig=kubeconfig, timeout=240)
+        first = result.stdout.splitlines()[0] if result.stdout else result.stderr[-300:]
+        print(f"$ helm guard {' '.join(args)}\n  exit {result.returncode}: {first}")
+        return result
+
+    yield run
+
+
+def judged(result: subprocess.CompletedProcess[str]) -> dict[str, str]:
+    """The CRDs the plugin said it judged, with their spec digests (standard error)."""
+    lines = [line.split() for line in result.stderr.splitlines()]
+    return {words[2]: words[3] for words in lines if words[:2] == ["helm", "guard:"]
+            and len(words) == 4 and words[3].startswith("sha256:")}  # fmt: skip
+
+
+def rendered(helm: ToolRunner, *args: str) -> dict[str, str]:
+    """The spec digest of each CRD a helm dry run renders."""
+    done = helm(*args, "--dry-run=server", "--output", "json")
+    assert done.returncode == 0, show(done)
+    manifest = json.loads(done.stdout)["manifest"]
+    return history.digests_of(crds_from(documents_of("dry run", manifest.encode())))
+
+
+def create(cluster: Cluster, namespace: str, kind: str, name: str, spec: dict[str, Any]) -> None:
+    plural = f"{kind.lower()}s"
+    cluster.admin.create(f"{GROUP}/{namespace}/{plural}", {
+        "apiVersion": "plugin.example.io/v1", "kind": kind, "metadata": {"name": name},
+        "spec": spec})  # fmt: skip
+
+
+def revisions(helm: ToolRunner, namespace: str) -> list[tuple[int, str]]:
+    done = helm("history", "rel", "-n", namespace, "--output", "json")
+    assert done.returncode == 0, show(done)
+    return [(entry["revision"], entry["status"]) for entry in json.loads(done.stdout)]
+
+
+def test_the_plugin_on_a_chart_with_crds_in_crds_dir_and_no_guard(
+    cluster: Cluster, namespace: str, helm: ToolRunner, guard: ToolRunner
+) -> None:
+    ns = ("-n", namespace)
+    listed = helm("plugin", "list")
+    assert "guard" in listed.stdout and "cli/v1" in listed.stdout, show(listed)
+
+    # Install with --run: judged, then installed by helm itself. crds/ counts on install.
+    done = guard("install", "rel", V1, *ns, "--run")
+    assert done.returncode == 0, show(done)
+    assert done.stdout.startswith("upgrade-guard SAFE: pre-install of 2 CRDs"), show(done)
+    assert revisions(helm, namespace) == [(1, "deployed")]
+    create(cluster, namespace, "Widget", "w1", {})  # no mode
+    create(cluster, namespace, "Gadget", "g1", {"size": 50})
+    widgets = cluster.admin.get(f"{CRDS}/widgets.plugin.example.io")
+
+    # 2.0.0 requires spec.mode (its new default strict: true): w1 has none. Refused, naming
+    # it; nothing is written (no revision, the CRD as it was).
+    done = guard("upgrade", "rel", V2, *ns)
+    assert done.returncode == 1, show(done)
+    assert done.stdout.startswith("upgrade-guard REFUSED: pre-upgrade of 1 CRD"), show(done)
+    assert "error UG202 required-added widgets.plugin.example.io v1 spec.mode" in done.stdout
+    assert f"1 of 1 widgets affected: {namespace}/w1" in done.stdout, show(done)
+    assert "helm guard upgrade RELEASE CHART [flags] --accept 'ENTRY'" in done.stdout
+    assert judged(done) == rendered(helm, "upgrade", "rel", V2, *ns)
+    assert revisions(helm, namespace) == [(1, "deployed")]
+    after = cluster.admin.get(f"{CRDS}/widgets.plugin.example.io")
+    assert after["metadata"]["resourceVersion"] == widgets["metadata"]["resourceVersion"]
+
+    # --reuse-values keeps 1.0.0's values, its defaults too (helm/helm#9000): strict stays
+    # off, so nothing becomes required: passes. The CRDs judged are exactly those
+    # `helm upgrade --reuse-values --dry-run=server` renders.
+    done = guard("upgrade", "rel", V2, *ns, "--reuse-values")
+    assert done.returncode == 0, show(done)
+    assert judged(done) == rendered(helm, "upgrade", "rel", V2, *ns, "--reuse-values")
+    assert judged(done) != judged(guard("upgrade", "rel", V2, *ns))
+    # --reset-then-reuse-values takes 2.0.0's defaults: refused as without it.
+    done = guard("upgrade", "rel", V2, *ns, "--reset-then-reuse-values")
+    assert done.returncode == 1 and "UG202" in done.stdout, show(done)
+    assert judged(done) == rendered(helm, "upgrade", "rel", V2, *ns, "--reset-then-reuse-values")
+
+    # helm upgrade never applies crds/: `helm guard crds` checks them before the kubectl
+    # apply. 2.0.0 bounds spec.size to 10, and g1 holds 50: refused, naming it. 1.0.0's are
+    # the live ones: nothing to guard.
+    done = guard("crds", V2)
+    assert done.returncode == 1, show(done)
+    assert done.stdout.startswith("upgrade-guard REFUSED: kubectl apply of 1 CRD"), show(done)
+    assert "UG208 bound-tightened gadgets.plugin.example.io v1 spec.size" in done.stdout
+    assert f"{namespace}/g1" in done.stdout, show(done)
+    done = guard("crds", V1)
+    assert done.returncode == 0 and "UG607" in done.stdout, show(done)
+
+    # The way out the refusal names: set the field on w1. Then the upgrade passes and --run
+    # upgrades.
+    cluster.admin.patch(f"{GROUP}/{namespace}/widgets/w1", {"spec": {"mode": "fast"}})
+    done = guard("upgrade", "rel", V2, *ns, "--run")
+    assert done.returncode == 0, show(done)
+    assert done.stdout.startswith("upgrade-guard SAFE: pre-upgrade of 1 CRD"), show(done)
+    assert revisions(helm, namespace) == [(1, "superseded"), (2, "deployed")]
+
+    # 2.0.0 wrote state version 2 (its Widget CRD's annotation); 1.0.0 reads 1: rolling back
+    # to revision 1 is refused. Revision 2 (the deployed one) reads 2: passes.
+    done = guard("rollback", "rel", "1", *ns)
+    assert done.returncode == 1, show(done)
+    assert done.stdout.startswith("upgrade-guard REFUSED: pre-rollback of 1 CRD"), show(done)
+    assert "UG605" in done.stdout, show(done)
+    assert revisions(helm, namespace) == [(1, "superseded"), (2, "deployed")]
+    done = guard("rollback", "rel", "2", *ns)
+    assert done.returncode == 0, show(done)
+    assert done.stdout.startswith("upgrade-guard SAFE: pre-rollback of 1 CRD"), show(done)
+
+
+def test_helm_4_applies_crds_dir_on_install_over_a_live_crd_and_the_plugin_judges_it(
+    cluster: Cluster, namespace: str, helm: ToolRunner, guard: ToolRunner
+) -> None:
+    """`helm install` (server-side apply, Helm 4's default) applies the chart's crds/ over a
+    CRD already there (Helm 3 created only the missing ones): an install is judged with
+    them, unless --skip-crds."""
+    ns = ("-n", namespace)
+    crd = f"{CRDS}/gadgets.plugin.example.io"
+    if cluster.admin.get_or_none(crd) is None:
+        done = helm("install", "first", V1, *ns)
+        assert done.returncode == 0, show(done)
+        assert helm("uninstall", "first", *ns).returncode == 0  # crds/ stay
+    create(cluster, namespace, "Gadget", "g2", {"size": 50})
+    widgets = cluster.admin.get_or_none(f"{CRDS}/widgets.plugin.example.io")
+    if widgets is not None:  # the other test's release owns it: not this one's to install
+        cluster.admin.delete(f"{CRDS}/widgets.plugin.example.io")
+
+    done = guard("install", "rel", V2, *ns)
+    assert done.returncode == 1, show(done)
+    assert done.stdout.startswith("upgrade-guard REFUSED: pre-install of 2 CRDs"), show(done)
+    assert "UG208 bound-tightened gadgets.plugin.example.io v1 spec.size" in done.stdout
+    assert f"{namespace}/g2" in done.stdout, show(done)
+    done = guard("install", "rel", V2, *ns, "--skip-crds")
+    assert done.returncode == 0, show(done)
+    assert done.stdout.startswith("upgrade-guard SAFE: pre-install of 1 CRD"), show(done)
+
+    # What the refusal says Helm would do, done without the plugin.
+    done = helm("install", "rel", V2, *ns)
+    assert done.returncode == 0, show(done)
+    schema = cluster.admin.get(crd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
+    assert schema["properties"]["spec"]["properties"]["size"]["maximum"] == 10
