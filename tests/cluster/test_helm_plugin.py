@@ -7,6 +7,7 @@ Each refusal stands beside the nearest command that passes."""
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from testenv import Cluster, ToolRunner
+from testenv import Cluster, Image, JobRunner, ToolRunner
 from upgrade_guard.counters import history
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import documents_of
@@ -114,6 +115,13 @@ def test_the_plugin_on_a_chart_with_crds_in_crds_dir_and_no_guard(
     assert revisions(helm, namespace) == [(1, "deployed")]
     after = cluster.admin.get(f"{CRDS}/widgets.plugin.example.io")
     assert after["metadata"]["resourceVersion"] == widgets["metadata"]["resourceVersion"]
+    # An identity that may only read gets the same verdict: helm's dry run and the checks
+    # write nothing.
+    reader = cluster.make_service_account(namespace, cluster_rules=[
+        {"apiGroups": ["*"], "resources": ["*"], "verbs": ["get", "list", "watch"]}])  # fmt: skip
+    as_reader = guard("upgrade", "rel", V2, *ns, kubeconfig=reader)
+    assert as_reader.returncode == 1, show(as_reader)
+    assert findings_of(as_reader.stdout) == findings_of(done.stdout)
 
     # --reuse-values keeps 1.0.0's values, its defaults too (helm/helm#9000): strict stays
     # off, so nothing becomes required: passes. The CRDs judged are exactly those
@@ -152,6 +160,7 @@ def test_the_plugin_on_a_chart_with_crds_in_crds_dir_and_no_guard(
     assert done.returncode == 1, show(done)
     assert done.stdout.startswith("upgrade-guard REFUSED: pre-rollback of 1 CRD"), show(done)
     assert "UG605" in done.stdout, show(done)
+    assert "way out of this rollback" not in done.stdout  # no record is pending: none to delete
     assert revisions(helm, namespace) == [(1, "superseded"), (2, "deployed")]
     done = guard("rollback", "rel", "2", *ns)
     assert done.returncode == 0, show(done)
@@ -189,3 +198,101 @@ def test_helm_4_applies_crds_dir_on_install_over_a_live_crd_and_the_plugin_judge
     assert done.returncode == 0, show(done)
     schema = cluster.admin.get(crd)["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
     assert schema["properties"]["spec"]["properties"]["size"]["maximum"] == 10
+
+
+REPORT_LINES = ("error ", "warning ", "info ", "excused ", "ACCEPTED ", "  evidence: ", "  at ")
+
+
+def findings_of(report: str) -> list[str]:
+    """A report's findings: each finding line with the places and evidence under it."""
+    return [line for line in report.splitlines() if line.startswith(REPORT_LINES)]
+
+
+def test_cert_manager_v1_18_to_v1_19_the_plugin_gives_the_adopted_hooks_findings(
+    cluster: Cluster, namespace: str, helm: ToolRunner, guard: ToolRunner,
+    job_runner: JobRunner, guard_image: Image, tmp_path: Path,
+) -> None:  # fmt: skip
+    """One release, judged three ways before the same upgrade: the plugin on cert-manager's
+    published v1.19.0 chart (unmodified), the plugin on the chart adopted by the docs' steps,
+    and that chart's own hook Job under `helm upgrade`."""
+    from test_cert_manager import BASE_VALUES, CHARTS, adopt, tool_env
+
+    env = tool_env(cluster)
+    adopted_old = str(adopt("v1.18.0", tmp_path / "adopted-v1.18.0", env))
+    adopted_new = str(adopt("v1.19.0", tmp_path / "adopted-v1.19.0", env))
+    published = tmp_path / "published" / "cert-manager"
+    shutil.copytree(CHARTS / "v1.19.0", published)
+    ns = ("-n", namespace)
+    hook = job_runner.expect(namespace, "cm-upgrade-guard")
+    done = helm("install", "cm", adopted_old, *ns, *BASE_VALUES, "--set", "crds.enabled=true",
+                timeout=300)  # fmt: skip
+    assert done.returncode == 0, show(done)
+    assert hook.wait(1, timeout=240).succeeded
+    for kind in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
+        cluster.admin.delete(
+            f"/apis/admissionregistration.k8s.io/v1/{kind}/cm-cert-manager-webhook"
+        )
+    base = f"/apis/cert-manager.io/v1/namespaces/{namespace}"
+    cluster.admin.create(f"{base}/issuers", {
+        "apiVersion": "cert-manager.io/v1", "kind": "Issuer", "metadata": {"name": "self"},
+        "spec": {"selfSigned": {}}})  # fmt: skip
+    for name in ("web", "api"):
+        cluster.admin.create(f"{base}/certificates", {
+            "apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": name},
+            "spec": {"secretName": f"{name}-tls", "dnsNames": [f"{name}.example.com"],
+                     "issuerRef": {"name": "self"}}})  # fmt: skip
+
+    plain = (
+        "--reset-values",
+        "--set",
+        "crds.enabled=true",
+        "--set",
+        "startupapicheck.enabled=false",
+    )
+    on_published = guard("upgrade", "cm", str(published), *ns, *plain)
+    on_adopted = guard("upgrade", "cm", adopted_new, *ns, "--reset-values", *BASE_VALUES,
+                       "--set", "crds.enabled=true")  # fmt: skip
+    upgraded = helm("upgrade", "cm", adopted_new, *ns, "--reset-values", *BASE_VALUES,
+                    "--set", "crds.enabled=true", timeout=300)  # fmt: skip
+    hook_log = hook.wait(2, timeout=240).log
+    for title, report in (("helm guard, published chart", on_published.stdout),
+                          ("helm guard, adopted chart", on_adopted.stdout),
+                          ("the adopted chart's hook (helm upgrade)", hook_log)):  # fmt: skip
+        print(f"\n--- {title}\n{report}")
+    assert upgraded.returncode != 0, show(upgraded)
+    assert on_published.returncode == on_adopted.returncode == 1
+    verdict = hook_log.splitlines()[0]
+    assert verdict.startswith("upgrade-guard REFUSED: pre-upgrade of 6 CRDs"), hook_log
+    assert on_published.stdout.splitlines()[0] == on_adopted.stdout.splitlines()[0] == verdict
+    assert f"2 of 2 certificates affected: {namespace}/api, {namespace}/web" in hook_log
+    # The hook's log is kept to 4096 bytes (Helm prints it as one line); the plugin's whole.
+    shown = findings_of(hook_log)
+    assert findings_of(on_published.stdout)[: len(shown)] == shown
+    assert findings_of(on_adopted.stdout) == findings_of(on_published.stdout)
+    assert "UG606" not in on_published.stdout + on_adopted.stdout + hook_log
+    # The adopted chart's acceptances go in its values, as the hook's report says; the
+    # published chart's by the plugin's option.
+    assert "--set-json 'upgrade-guard.accept=[ENTRY,...]'" in on_adopted.stdout
+    assert "--accept 'ENTRY'" in on_published.stdout
+
+
+def test_helm_3s_plugin_format_installs_and_runs_the_same_command(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """helm-guard/helm3 (Helm 3's plugin.yaml, which Helm 4 reads too), in a fresh helm home:
+    installed and run by helm v4.1.4 (no Helm 3 binary is built here)."""
+    env = cluster.env(None)
+    for var in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME"):
+        env[var] = str(tmp_path / var.lower())
+
+    def helm(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(cluster.binaries.helm), *args], env=env, capture_output=True,
+                              text=True, check=False, timeout=120)  # fmt: skip
+
+    done = helm("plugin", "install", str(PLUGIN / "helm3"))
+    assert done.returncode == 0, show(done)
+    done = helm("guard", "crds", V1)
+    assert done.returncode in (0, 1), show(done)
+    assert done.stdout.startswith("upgrade-guard "), show(done)
+    done = helm("guard", "rollback")
+    assert done.returncode == 2 and "helm guard rollback RELEASE [REVISION]" in done.stderr

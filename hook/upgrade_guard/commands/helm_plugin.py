@@ -251,8 +251,11 @@ def _check(
             return Operation(pending, current)
         return Operation(pending, _replaced(pending, str(body.get("name")), namespace, reach))
 
+    # The checks' deadline, as the hook's, from when they start: helm's render is not theirs.
+    now = time.monotonic()
+    reach = replace(reach, deadline=now + hook.DEFAULT_TIMEOUT, started=now)
     hook.check(prepared, reach, f"pre-{pending.operation}", read_operation, namespace, "",
-               adopts=False)  # fmt: skip
+               in_helm=False)  # fmt: skip
 
 
 SHOWN_DIGESTS = 20  # CRDs named with their spec digests on standard error
@@ -279,8 +282,9 @@ def _accepting(operation: HelmOperation) -> str:
 
 def _with_crds_dir(pending: Record, args: list[str]) -> Record:
     """The install's record with the chart's crds/ files first: Helm 4 applies them before
-    the manifest (unless --skip-crds)."""
-    if "--skip-crds" in args:
+    the manifest, server-side, over a live CRD too. Not with --skip-crds, nor with
+    --server-side=false, where Helm creates only the missing ones (new: nothing stored)."""
+    if "--skip-crds" in args or "--server-side=false" in args:
         return pending
     stream = _helm("template", *args, "--include-crds")
     files = "".join(f"---\n{text}" for _, text in crds_dir_files(stream))
@@ -370,4 +374,4 @@ def _check_crds(
         max_bytes=DEFAULT_MAX_BYTES,
     )  # fmt: skip
     reach = replace(reach, accepting=_accepting(HelmOperation.crds))
-    hook.check(prepared, reach, "kubectl apply", lambda: None, "", "", adopts=False)
+    hook.check(prepared, reach, "kubectl apply", lambda: None, "", "", in_helm=False)

@@ -457,13 +457,14 @@ def check(
     namespace: str,
     no_record: str,
     *,
-    adopts: bool = True,
+    in_helm: bool = True,
 ) -> NoReturn:
     """Every check of the chart against the cluster, reported, exiting with the verdict's
     code. ``read_operation`` gives the pending release and the one it replaces (None
-    without a release record: the bundle is judged, said ``no_record`` when there is none);
-    ``adopts``: whether this run is the guard's first for the release when the replaced
-    one did not run it (the hook's; the plugin adopts nothing)."""
+    without a release record: the bundle is judged, said ``no_record`` when there is none).
+    ``in_helm``: run as Helm's own hook, the pending record written (the plugin runs before
+    Helm): a release the guard did not run for is adopted now (UG606), and a refused
+    rollback's way out is the pending record's deletion."""
     chosen, subject, admin, log = prepared.policy, prepared.subject, prepared.admin, reach.log
     bundled, listed, chart_version = prepared.bundled, prepared.listed, admin.chart_version
     # Before the cluster is read only the pairing of chart and images can refuse; the
@@ -527,7 +528,7 @@ def check(
             live=live_crds,
             written_state=[*cluster.written_state, *_written_by(replaced)],
             replaced=described,
-            adopted=not adopts or _adopted(replaced),
+            adopted=not in_helm or _adopted(replaced),
             dropped=gone,
             stored=stored,
             replaced_controllers=replaced_controllers,
@@ -570,7 +571,7 @@ def check(
         f" {major}.{minor} in {cluster.requests} requests;"
         f" {time.monotonic() - reach.started:.1f}s"
     )
-    if operation is not None and not outcome.safe:
+    if in_helm and operation is not None and not outcome.safe:
         footer = "\n".join([*_rollback_way_out(operation, namespace), footer])
     _emit(outcome, operation_name, len(chart), reach, footer, chart_version)
 
