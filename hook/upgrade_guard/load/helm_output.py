@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from upgrade_guard.load.documents import LoadError, documents_of
+from upgrade_guard.load.helm_record import GUARD_SUFFIX
 
-GUARD_JOB_SUFFIX = "-upgrade-guard"  # the library's Job: <release>-upgrade-guard
 _SOURCE = re.compile(r"(?m)^---\n# Source: (.+)\n")
 _CRDS_DIR = re.compile(r"[^/]+(?:/charts/[^/]+)*/crds/.+")
 
@@ -62,11 +62,7 @@ def guard_job(where: str, body: Mapping[str, Any]) -> GuardJob | None:
     prints it with ``--output json``); None when the chart did not adopt the library."""
     objects = _hook_objects(where, body)
     job = next(
-        (
-            o
-            for (kind, name), o in objects.items()
-            if kind == "Job" and name.endswith(GUARD_JOB_SUFFIX)
-        ),
+        (o for (kind, name), o in objects.items() if kind == "Job" and name.endswith(GUARD_SUFFIX)),
         None,
     )
     if job is None:
