@@ -186,6 +186,27 @@ def release_status(helm: ToolRunner, namespace: str) -> str:
     return str(json.loads(result.stdout)["info"]["status"])
 
 
+def store_certificates(cluster: Cluster, namespace: str) -> str:
+    """An Issuer and the Certificates web and api stored without issuerRef.kind and .group
+    (v1.19.0 defaults them), after the release's webhook configurations are deleted: no
+    cert-manager webhook runs here, and the apiserver must not call it. Returns the API path
+    of the namespace's cert-manager.io objects."""
+    for kind in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
+        cluster.admin.delete(
+            f"/apis/admissionregistration.k8s.io/v1/{kind}/cm-cert-manager-webhook"
+        )
+    base = f"/apis/cert-manager.io/v1/namespaces/{namespace}"
+    cluster.admin.create(f"{base}/issuers", {
+        "apiVersion": "cert-manager.io/v1", "kind": "Issuer", "metadata": {"name": "self"},
+        "spec": {"selfSigned": {}}})  # fmt: skip
+    for name in ("web", "api"):
+        cluster.admin.create(f"{base}/certificates", {
+            "apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": name},
+            "spec": {"secretName": f"{name}-tls", "dnsNames": [f"{name}.example.com"],
+                     "issuerRef": {"name": "self"}}})  # fmt: skip
+    return base
+
+
 def test_cert_manager_adopted_from_the_docs_through_install_upgrade_and_rollback(
     cluster: Cluster,
     namespace: str,
@@ -215,20 +236,7 @@ def test_cert_manager_adopted_from_the_docs_through_install_upgrade_and_rollback
     assert code == 0, err
     assert log.startswith("upgrade-guard SAFE: pre-install of 6 CRDs"), log
     assert all(crd(cluster, name) for name in CRD_NAMES)
-    # No cert-manager webhook runs here: the apiserver must not call it.
-    for kind in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
-        cluster.admin.delete(
-            f"/apis/admissionregistration.k8s.io/v1/{kind}/cm-cert-manager-webhook"
-        )
-    base = f"/apis/cert-manager.io/v1/namespaces/{namespace}"
-    cluster.admin.create(f"{base}/issuers", {
-        "apiVersion": "cert-manager.io/v1", "kind": "Issuer", "metadata": {"name": "self"},
-        "spec": {"selfSigned": {}}})  # fmt: skip
-    for name in ("web", "api"):
-        cluster.admin.create(f"{base}/certificates", {
-            "apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": name},
-            "spec": {"secretName": f"{name}-tls", "dnsNames": [f"{name}.example.com"],
-                     "issuerRef": {"name": "self"}}})  # fmt: skip
+    base = store_certificates(cluster, namespace)
 
     # 2. --reuse-values keeps the pinned v1.18.0 image under chart v1.19.0: refused as a
     # chart/image mismatch, naming the image that goes with the chart.

@@ -215,7 +215,7 @@ def test_cert_manager_v1_18_to_v1_19_the_plugin_gives_the_adopted_hooks_findings
     """One release, judged three ways before the same upgrade: the plugin on cert-manager's
     published v1.19.0 chart (unmodified), the plugin on the chart adopted by the docs' steps,
     and that chart's own hook Job under `helm upgrade`."""
-    from test_cert_manager import BASE_VALUES, CHARTS, adopt, tool_env
+    from test_cert_manager import BASE_VALUES, CHARTS, adopt, store_certificates, tool_env
 
     env = tool_env(cluster)
     adopted_old = str(adopt("v1.18.0", tmp_path / "adopted-v1.18.0", env))
@@ -228,19 +228,7 @@ def test_cert_manager_v1_18_to_v1_19_the_plugin_gives_the_adopted_hooks_findings
                 timeout=300)  # fmt: skip
     assert done.returncode == 0, show(done)
     assert hook.wait(1, timeout=240).succeeded
-    for kind in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
-        cluster.admin.delete(
-            f"/apis/admissionregistration.k8s.io/v1/{kind}/cm-cert-manager-webhook"
-        )
-    base = f"/apis/cert-manager.io/v1/namespaces/{namespace}"
-    cluster.admin.create(f"{base}/issuers", {
-        "apiVersion": "cert-manager.io/v1", "kind": "Issuer", "metadata": {"name": "self"},
-        "spec": {"selfSigned": {}}})  # fmt: skip
-    for name in ("web", "api"):
-        cluster.admin.create(f"{base}/certificates", {
-            "apiVersion": "cert-manager.io/v1", "kind": "Certificate", "metadata": {"name": name},
-            "spec": {"secretName": f"{name}-tls", "dnsNames": [f"{name}.example.com"],
-                     "issuerRef": {"name": "self"}}})  # fmt: skip
+    store_certificates(cluster, namespace)
 
     plain = (
         "--reset-values",
