@@ -162,3 +162,16 @@ FIELD_PATHS: list[tuple[str, bool]] = [
 @pytest.mark.parametrize(("path", "valid"), FIELD_PATHS, ids=[p for p, _ in FIELD_PATHS])
 def test_field_path(path: str, valid: bool) -> None:
     assert cel_compile.valid_field_path(path, LIST_ITEM) is valid
+
+
+def test_an_optional_old_self_rule_is_placed_as_written() -> None:
+    """It is compiled inside a binding of oldSelf; its issues name the rule's own columns."""
+    self_type = cel_compile.decl_type(LIST_ITEM)
+    assert self_type is not None
+    raw = {"rule": "oldSelf.value().q == 1", "optionalOldSelf": True}
+    compiled = cel_compile.compile_rule(raw, self_type, KUBE_VERSION)
+    assert compiled.problem == (
+        "compilation failed: ERROR: <input>:1:16: undefined field 'q'\n"
+        " | oldSelf.value().q == 1\n"
+        " | ...............^"
+    )

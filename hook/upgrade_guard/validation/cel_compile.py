@@ -405,6 +405,8 @@ def compile_expression(environment: TypedEnvironment, text: str) -> Compiled:
         if _OPAQUE.search(str(err)):
             return Compiled(None, None, f"the schema's types did not load: {err}")
         issues = _issues(err)
+        if environment.optional_old_self:
+            issues = _ISSUE.sub(lambda found: _unwrapped(found, text), issues)
         named = set(_NAMED.findall(issues))
         if named & _UNMODELED or _TWO_VARIABLE.search(text):
             return Compiled(None, None, f"uses a library this runtime lacks: {issues}")
@@ -414,6 +416,19 @@ def compile_expression(environment: TypedEnvironment, text: str) -> Compiled:
         if literals:
             return Compiled(None, "compilation failed: " + "\n".join(literals), None)
     return Compiled(expression, None, None, expression.return_type())
+
+
+_ISSUE = re.compile(r"ERROR: <input>:1:(\d+): (.*)\n \| .*\n \| (\.*)\^")
+
+
+def _unwrapped(found: re.Match[str], text: str) -> str:
+    """An issue on the first line of an expression compiled inside the optionalOldSelf
+    binding, placed in the expression as written."""
+    column = int(found.group(1)) - len(_OPTIONAL_OLD_SELF)
+    if not 0 < column <= len(text.split("\n")[0]) + 1:
+        return found.group(0)
+    line = text.split("\n")[0]
+    return f"ERROR: <input>:1:{column}: {found.group(2)}\n | {line}\n | {'.' * (column - 1)}^"
 
 
 @dataclass(frozen=True)
