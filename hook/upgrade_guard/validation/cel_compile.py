@@ -30,7 +30,7 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from cel_expr_python import cel  # type: ignore[import-untyped]
@@ -311,7 +311,7 @@ class TypedEnvironment:
     of that type, so expressions are compiled inside a comprehension binding it."""
 
 
-@cache
+@lru_cache(maxsize=256)
 def _environment(self_type: Decl, old_self: str, kube_version: tuple[int, int]) -> TypedEnvironment:
     messages = _Messages()
     variables = {"self": messages.cel_type(self_type)}
@@ -453,7 +453,6 @@ def compile_rule(
     environment = typed_environment(self_type, kube_version, optional)
     rule = compile_expression(environment, text)
     uses_old_self = bool(_OLD_SELF.search(text)) and _uses_old_self(self_type, text, kube_version)
-    found = RuleCompiled(rule, uses_old_self)
     if rule.problem or rule.unknown:
         return RuleCompiled(rule, uses_old_self, "rule", rule.problem, rule.unknown)
     if rule.output != cel.Type.BOOL:
@@ -478,13 +477,13 @@ def compile_rule(
                 "messageExpression",
                 "messageExpression must evaluate to a string",
             )
-    return found
+    return RuleCompiled(rule, uses_old_self)
 
 
 _RULE_FIELDS = ("rule", "messageExpression", "optionalOldSelf")
 
 
-@cache
+@lru_cache(maxsize=4096)
 def _compiled_rule(
     fields: tuple[tuple[str, Any], ...], self_type: Decl, kube_version: tuple[int, int]
 ) -> RuleCompiled:
@@ -705,17 +704,6 @@ def _go_json(value: Any) -> str:
 
 
 # fieldPath (apiextensions pkg/apiserver/schema/cel ValidFieldPath) ------------------------------
-_ESCAPES = {
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-    "'": "'",
-    "\\": "\\",
-}
 
 
 def _path_tokens(path: str) -> Iterator[str]:
@@ -750,9 +738,9 @@ def _unquoted(token: str) -> str | None:
     out, body, i = [], token[1:-1], 0
     while i < len(body):
         if body[i] == "\\":
-            if i + 1 >= len(body) or body[i + 1] not in _ESCAPES:
+            if i + 1 >= len(body) or body[i + 1] not in cel_literals.QUOTED_ESCAPES:
                 return None
-            out.append(_ESCAPES[body[i + 1]])
+            out.append(cel_literals.QUOTED_ESCAPES[body[i + 1]])
             i += 2
         else:
             out.append(body[i])

@@ -20,20 +20,10 @@ _GO_DURATION = re.compile(r"[-+]?(?:0|(?:(?:\d+(?:\.\d*)?|\.\d+)(?:ns|us|µs|μs
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(Z|[+-](\d{2}):(\d{2}))"
 )
-_SIMPLE_ESCAPES = {
-    "a": "\a",
-    "b": "\b",
-    "f": "\f",
-    "n": "\n",
-    "r": "\r",
-    "t": "\t",
-    "v": "\v",
-    "\\": "\\",
-    "'": "'",
-    '"': '"',
-    "`": "`",
-    "?": "?",
-}
+# Single-character escapes: Go's set for single-quoted text (which fieldPath reads), and
+# CEL's, which has three more.
+QUOTED_ESCAPES = dict(zip("abfnrtv\\'", "\a\b\f\n\r\t\v\\'", strict=True))
+_SIMPLE_ESCAPES = {**QUOTED_ESCAPES, '"': '"', "`": "`", "?": "?"}
 _STRING_START = re.compile(r"(?i:r)?(\"\"\"|'''|\"|')")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
