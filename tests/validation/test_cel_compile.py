@@ -104,7 +104,7 @@ def test_message_expression(expression: str, refused: str | None) -> None:
 def _problems(root: dict[str, Any]) -> list[tuple[str, str]]:
     return [
         (p.keyword, p.detail)
-        for p in cel_compile.schema_problems(root, KUBE_VERSION, "openAPIV3Schema")
+        for p in cel_compile.schema_problems(root, KUBE_VERSION, lambda: "openAPIV3Schema")
     ]
 
 

@@ -27,15 +27,17 @@ refusal is held to the real apiserver by ``tests/cluster/test_crd_validation_tru
 
 from __future__ import annotations
 
+import collections
+import functools
 import hashlib
 import json
 import marshal
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NoReturn
 
 from upgrade_guard import schema
-from upgrade_guard.validation import cel_compile, cel_cost, regexes, values
+from upgrade_guard.validation import cel_cost, regexes, values
 from upgrade_guard.validation.openapi import OpenAPIValidator
 
 _INT64 = (-(2**63), 2**63 - 1)
@@ -1023,9 +1025,38 @@ def _check_selectable_fields(fields: list[Any], root: Mapping[str, Any]) -> None
             )
 
 
-def _check_rules(root: Mapping[str, Any], prefix: str) -> None:
+def _holds_rules(root: Mapping[str, Any]) -> bool:
+    """Whether a node the apiserver compiles rules at holds some: properties, items and
+    additionalProperties, nearest first (rules sit near the root, where there are any)."""
+    queue = collections.deque([root])
+    while queue:
+        node = queue.popleft()
+        if node.get("x-kubernetes-validations"):
+            return True
+        queue.extend(c for c in (node.get("properties") or {}).values() if isinstance(c, dict))
+        queue.extend(
+            c for c in (node.get("items"), node.get("additionalProperties")) if isinstance(c, dict)
+        )
+    return False
+
+
+def _schema_field_path(versions: list[Any], index: int) -> str:
+    """The apiserver's path of a version's schema: one every version shares is held once."""
+    schemas = [((version or {}).get("schema") or {}).get("openAPIV3Schema") for version in versions]
+    if all(schema.deep_equal(other, schemas[0]) for other in schemas[1:]):
+        return "spec.validation.openAPIV3Schema"
+    return f"spec.versions[{index}].schema.openAPIV3Schema"
+
+
+def _check_rules(root: Mapping[str, Any], prefix: Callable[[], str]) -> None:
     """The schema's CEL rules, compiled as the apiserver compiles them (once the schema
     passed every other check: it compiles rules only then)."""
+    if not _holds_rules(root):
+        return
+    # Imported here: protobuf and the CEL runtime cost about 30 ms CPU to import, which a
+    # schema without rules need not pay.
+    from upgrade_guard.validation import cel_compile
+
     for problem in cel_compile.schema_problems(root, _APISERVER_VERSION, prefix):
         _fail(f"{_schema_path(problem.parts)} ({problem.keyword})", problem.detail)
 
@@ -1141,9 +1172,6 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
         for version in ((checked or {}).get("spec") or {}).get("versions") or []
     }
     versions = spec.get("versions") or []
-    schemas = [((version or {}).get("schema") or {}).get("openAPIV3Schema") for version in versions]
-    # The apiserver holds a schema every version shares once, and names it there.
-    shared = all(schema.deep_equal(s, schemas[0]) for s in schemas[1:])
     for index, version in enumerate(versions):
         validation = (version or {}).get("schema") or {}
         root = validation.get("openAPIV3Schema")
@@ -1156,8 +1184,9 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
             beside = checked_schemas.get((version or {}).get("name"))
             _check_schema(root, status_enabled, passed, beside)
             _check_selectable_fields((version or {}).get("selectableFields") or [], root)
-            where = "spec.validation" if shared else f"spec.versions[{index}].schema"
-            _check_rules(root, f"{where}.openAPIV3Schema")
-            _check_costs(root, unchanged=beside is not None and schema.deep_equal(root, beside))
+            unchanged = beside is not None and schema.deep_equal(root, beside)
+            if not unchanged:  # the other side's rules compiled already
+                _check_rules(root, functools.partial(_schema_field_path, versions, index))
+            _check_costs(root, unchanged=unchanged)
         except CrdInvalid as invalid:
             raise CrdInvalid(invalid.where, invalid.problem, version.get("name")) from None

@@ -25,10 +25,11 @@ expression in it (``Expression.serialize()`` is the checked AST). Rules are eval
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
@@ -67,9 +68,12 @@ _STRING_FORMATS = {
 _OBJECT_META = ("object", (("generateName", ("string",)), ("name", ("string",))))
 
 
-def decl_type(node: Schema, resource_root: bool = False) -> Decl | None:
+def decl_type(
+    node: Schema, resource_root: bool = False, names: frozenset[str] | None = None
+) -> Decl | None:
     """The type the apiserver gives a value of ``node`` in CEL (``SchemaDeclType``), or None
-    where it gives none."""
+    where it gives none. With ``names``, objects keep only the fields so named: an
+    expression can select no other, so it checks the same against the smaller type."""
     if node.get("x-kubernetes-int-or-string") is True:
         return ("dyn",)
     kind = node.get("type")
@@ -80,19 +84,22 @@ def decl_type(node: Schema, resource_root: bool = False) -> Decl | None:
         items = node.get("items")
         if not isinstance(items, Mapping):
             return None
-        item = decl_type(items, items.get("x-kubernetes-embedded-resource") is True)
+        item = decl_type(items, items.get("x-kubernetes-embedded-resource") is True, names)
         return None if item is None else ("list", item)
     if kind == "object":
         additional = node.get("additionalProperties")
         if isinstance(additional, Mapping):
-            value = decl_type(additional, additional.get("x-kubernetes-embedded-resource") is True)
+            embedded = additional.get("x-kubernetes-embedded-resource") is True
+            value = decl_type(additional, embedded, names)
             return None if value is None else ("map", value)
         fields: dict[str, Decl] = {}
         for name, child in properties.items():
-            child = child or {}
-            field = decl_type(child, child.get("x-kubernetes-embedded-resource") is True)
             escaped = escape(name)
-            if field is not None and escaped is not None:
+            if escaped is None or (names is not None and escaped not in names):
+                continue
+            child = child or {}
+            field = decl_type(child, child.get("x-kubernetes-embedded-resource") is True, names)
+            if field is not None:
                 fields[escaped] = field
         if resource_root and not _declares_type_and_object_meta(properties):
             fields.update(kind=("string",), apiVersion=("string",), metadata=_OBJECT_META)
@@ -311,7 +318,7 @@ class TypedEnvironment:
     of that type, so expressions are compiled inside a comprehension binding it."""
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=32)  # about 330 kB each; a node's rules share one
 def _environment(self_type: Decl, old_self: str, kube_version: tuple[int, int]) -> TypedEnvironment:
     messages = _Messages()
     variables = {"self": messages.cel_type(self_type)}
@@ -487,8 +494,10 @@ _RULE_FIELDS = ("rule", "messageExpression", "optionalOldSelf")
 def _compiled_rule(
     fields: tuple[tuple[str, Any], ...], self_type: Decl, kube_version: tuple[int, int]
 ) -> RuleCompiled:
-    """compile_rule, once per rule and type (CRDs repeat both across versions)."""
-    return compile_rule(dict(fields), self_type, kube_version)
+    """compile_rule's verdict, once per rule and type (CRDs repeat both across versions);
+    without the checked expression, which holds its whole environment in memory."""
+    compiled = compile_rule(dict(fields), self_type, kube_version)
+    return dataclasses.replace(compiled, rule=Compiled(None, compiled.rule.problem, None))
 
 
 def _reads(text: str, fields: frozenset[str]) -> bool:
@@ -507,6 +516,8 @@ def _uses_old_self(self_type: Decl, text: str, kube_version: tuple[int, int]) ->
 
 
 # A version's schema -----------------------------------------------------------------------------
+_TEXTS = ("rule", "messageExpression")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _NO_TYPE = (
     "Internal error: internal error: failed to construct type information for"
     " x-kubernetes-validations rules: unable to convert structural schema to CEL declarations"
@@ -527,20 +538,22 @@ class RuleProblem:
 
 
 def schema_problems(
-    root: Schema, kube_version: tuple[int, int], prefix: str = "openAPIV3Schema"
+    root: Schema, kube_version: tuple[int, int], prefix: Callable[[], str]
 ) -> Iterator[RuleProblem]:
     """The refusals of the rules of one version's schema (walked as
     ``ValidateCustomResourceDefinitionOpenAPISchema`` walks it), in walking order;
-    ``prefix`` is the apiserver's path of the schema (in its messages)."""
-    stack: list[tuple[tuple[str, ...], Schema, bool, str | None]] = [((), root, True, None)]
+    ``prefix`` gives the apiserver's path of the schema, for the messages that name one."""
+    stack: list[tuple[tuple[str, ...], Schema, bool, tuple[str, ...] | None]] = [
+        ((), root, True, None)
+    ]
     while stack:
         parts, node, resource_root, uncorrelatable = stack.pop()
         rules = node.get("x-kubernetes-validations")
         if isinstance(rules, list) and rules:
             yield from _node_problems(
-                parts, node, rules, resource_root, uncorrelatable, kube_version
+                parts, node, rules, resource_root, uncorrelatable, kube_version, prefix
             )
-        children: list[tuple[tuple[str, ...], Schema, bool, str | None]] = []
+        children: list[tuple[tuple[str, ...], Schema, bool, tuple[str, ...] | None]] = []
         for name, child in (node.get("properties") or {}).items():
             if isinstance(child, Mapping):
                 embedded = child.get("x-kubernetes-embedded-resource") is True
@@ -553,7 +566,7 @@ def schema_problems(
         if isinstance(items, Mapping):
             below = uncorrelatable
             if below is None and node.get("x-kubernetes-list-type") != "map":
-                below = _render(prefix, parts)
+                below = parts
             embedded = items.get("x-kubernetes-embedded-resource") is True
             children.append((parts + (schemas.ITEMS,), items, embedded, below))
         stack.extend(reversed(children))
@@ -577,8 +590,9 @@ def _node_problems(
     node: Schema,
     rules: list[Any],
     resource_root: bool,
-    uncorrelatable: str | None,
+    uncorrelatable: tuple[str, ...] | None,
     kube_version: tuple[int, int],
+    prefix: Callable[[], str],
 ) -> Iterator[RuleProblem]:
     for index, raw in enumerate(rules):
         if isinstance(raw, Mapping):
@@ -586,7 +600,9 @@ def _node_problems(
             if field_problem is not None:
                 field, detail = field_problem
                 yield RuleProblem(parts, f"x-kubernetes-validations[{index}].{field}", detail)
-    self_type = decl_type(node, resource_root)
+    texts = [str(raw.get(key) or "") for raw in rules if isinstance(raw, Mapping) for key in _TEXTS]
+    named = frozenset(name for text in texts for name in _IDENTIFIER.findall(text))
+    self_type = decl_type(node, resource_root, named)
     if self_type is None:
         yield RuleProblem(parts, "x-kubernetes-validations", _NO_TYPE)
         return
@@ -607,7 +623,8 @@ def _node_problems(
                 parts,
                 f"x-kubernetes-validations[{index}].rule",
                 f"Invalid value: {_go_string(str(raw.get('rule')))}: oldSelf cannot be used on"
-                f" the uncorrelatable portion of the schema within {uncorrelatable}",
+                " the uncorrelatable portion of the schema within"
+                f" {_render(prefix(), uncorrelatable)}",
             )
         elif (
             raw.get("optionalOldSelf") is not None
