@@ -139,3 +139,35 @@ def test_evidence_and_the_finalizer_check_share_one_listing(
     assert "evidence: no stored object affected (1 checked)" in run.stdout, run
     listed = [s.path for s in proxy.seen(f"/apis/{group}/v1/widgets")]
     assert len(listed) == 1, listed
+
+
+def with_condition_enum(group: str, *types: str) -> Any:
+    """widgets.<group> whose status.conditions[].type is an enum of types."""
+    crd = widget_crd(group, {"a": STRING})
+    condition = {"type": "object", "properties": {"type": {**STRING, "enum": list(types)},
+                                                  "status": STRING}}  # fmt: skip
+    status = {"type": "object", "properties": {"conditions": {"type": "array", "items": condition}}}
+    crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["status"] = status
+    return crd
+
+
+@pytest.mark.parametrize("carried", [True, False], ids=["an object carries it", "none does"])
+def test_a_condition_type_the_chart_enum_drops_warns_with_no_policy(
+    cluster: Cluster, namespace: str, tmp_path: Path, carried: bool
+) -> None:
+    """No policy: the vocabulary is the schema's enum on status.conditions[].type. The chart
+    drops Degraded from it: UG612 warns where an object carries it, beside the engine's
+    enum-restricted (UG207) with its evidence from the same listing."""
+    group = new_group()
+    live = with_condition_enum(group, "Ready", "Degraded")
+    chart = with_condition_enum(group, "Ready")
+    apply(cluster, live)
+    store(cluster, namespace, group, "w", finalizers=[],
+          conditions=("Ready", "Degraded") if carried else ("Ready",))  # fmt: skip
+    account = guard_account(cluster, namespace, [chart], (f"widgets.{group}",))
+    run = run_hook(account, [chart], tmp_path)
+    assert run.code == (1 if carried else 0), run
+    assert ("UG612" in run.codes(refusing_only=False)) is carried, run
+    assert "UG207" in run.codes(refusing_only=False), run
+    evidence = "1 of 1 widgets affected" if carried else "no stored object affected (1 checked)"
+    assert evidence in run.stdout, run

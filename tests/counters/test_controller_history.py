@@ -231,3 +231,7 @@ def test_a_policy_outside_the_repository_is_the_same_on_both_sides(
     repo.release(widget(), schema_version=1)
     code, report = repo.verify("--policy", str(outside))
     assert (code, codes(report)) == (0, set()), report
+    assert report["history"]["notes"] == [
+        f"{outside} lies outside the repository: its controllers are the same on both sides,"
+        " so no change of them is seen"
+    ]

@@ -10,7 +10,7 @@ import typer
 
 from upgrade_guard.commands import options
 from upgrade_guard.counters import digest
-from upgrade_guard.counters.history import verify_history
+from upgrade_guard.counters.history import described, verify_history
 from upgrade_guard.load import git_tree, locations
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.load.policy_file import controllers_in_tree, policy_in_repository
@@ -96,6 +96,12 @@ def verify_history_command(
         result = verify_history(before, after, chosen, trees.reason, directory)
     except digest.DigestError as error:
         raise LoadError(str(error)) from None
+    if chosen.controllers and policy_path is None:
+        note = (
+            f"{chosen.source} lies outside the repository: its controllers are the same on"
+            " both sides, so no change of them is seen"
+        )
+        result = described(replace(result, notes=(*result.notes, note)))
     outcome = result.outcome
     if output == "github":
         placed = locations.located(outcome.findings, after.crds, repository.root)
