@@ -93,7 +93,7 @@ def _lifecycle() -> dict[str, Any]:
 def _controller() -> dict[str, Any]:
     """What a CRD's controller handles on its objects: finalizers and condition vocabulary,
     and what it stopped handling on purpose (the hook reads both)."""
-    names = {"type": "array", "items": _TEXT, "uniqueItems": True}
+    names = {"type": "array", "items": _TEXT}
     retired = _entry(
         {
             "finalizer": _TEXT,

@@ -72,8 +72,16 @@ BREAK = {"crd": "a.example.com", "rule": "UG201", "path": "spec.x", "reason": "r
         ({"stored-state": [{"resource": "a.b", "path": "status..v"}]}, "dotted field names"),
         ({"lifecycle": {"tiers": {"beta": {"deprecation": {"days": -1}}}}}, "days: must be 0"),
         ({"lifecycle": {"tier-overrides": [{"crd": "a", "version": "v1", "tier": "GA"}]}}, "tier"),
+        ({"controllers": [{"crd": "a.b", "finalizer": ["x/y"]}]}, "(did you mean 'finalizers'?)"),
+        ({"controllers": [{"crd": "a.b", "finalizers": "x/y"}]}, "finalizers: must be a list"),
+        ({"controllers": [{"crd": "a.b", "conditions": {"Ready": "Done"}}]}, "conditions.Ready"),
+        ({"controllers": [{"crd": "a.b", "retired-finalizers": [{"finalizer": "x/y"}]}]},
+         "retired-finalizers[0]: migration is required"),
+        ({"controllers": [{"crd": "a.b", "condition-breaks": [{"type": "T", "reason": "r",
+                                                                "condition-reasons": []}]}]},
+         "condition-reasons: must not be empty"),
     ],
-)
+)  # fmt: skip
 def test_a_malformed_policy_is_refused_by_both(policy: Any, message: str) -> None:
     assert list(VALIDATOR.iter_errors(policy))
     with pytest.raises(PolicyError) as refused:
