@@ -4,7 +4,8 @@ A seeded hypothesis search mutates corpus CRDs (read in place from ../shared/cor
 schema keyword set to a value of the right or the wrong JSON type, a keyword removed, a
 default added, a CRD-level field (names, group, scope, versions, conversion) changed, or a
 CEL rule changed (see ``_cel_change``: rules edited or added against the schema's types,
-oldSelf moved under a list, messageExpression, optionalOldSelf, reason, fieldPath). Each
+oldSelf moved under a list, messageExpression, optionalOldSelf, reason, fieldPath), or a
+bound a rule's cost grows with set or removed (see ``_cost_change``). Each
 mutation goes to the real kube-apiserver as a server-side dry-run CREATE and, as the old or
 the new side, to ``upgrade-guard diff`` against the unmutated CRD. ``diff`` must exit 2
 exactly when the apiserver refuses the mutated CRD, and never 4.
@@ -147,9 +148,12 @@ def mutations(draw: st.DrawFn, bases: list[dict[str, Any]]) -> Case:
     base = draw(st.sampled_from(bases))
     body = copy.deepcopy(base)
     versions = body["spec"]["versions"]
-    kind = draw(st.sampled_from(["keyword"] * 6 + ["remove"] * 2 + ["crd"] * 2 + ["cel"] * 5))
+    kinds = ["keyword"] * 6 + ["remove"] * 2 + ["crd"] * 2 + ["cel"] * 5 + ["cost"] * 3
+    kind = draw(st.sampled_from(kinds))
     if kind == "cel":
         return base, body, _cel_change(draw, body)
+    if kind == "cost":
+        return base, body, _cost_change(draw, body)
     if kind in ("keyword", "remove"):
         index = draw(st.integers(0, len(versions) - 1))
         nodes = _schema_nodes(versions[index]["schema"]["openAPIV3Schema"])
@@ -328,6 +332,47 @@ def _cel_change(draw: st.DrawFn, body: dict[str, Any]) -> str:
     return f"{at}: rule {position} {field}={value!r}"
 
 
+# Issue 22 §4: rules whose cost grows with their node's size (quadratic over a list or a map,
+# a regular expression over a string), and the bounds that keep it within the budgets.
+COSTLY_RULES = {
+    "string": ["self.matches('^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$')",
+               "self.split('.').all(p, p.size() < 64)", "self.lowerAscii() == self"],
+    "array": ["self.all(x, self.exists_one(y, y == x))", "self.size() < 2 || self[0] != self[1]"],
+    "object": ["self.all(k, self.exists(j, j.startsWith(k)))", "self.all(k, k.size() < 64)"],
+}  # fmt: skip
+BOUNDS = {"string": "maxLength", "array": "maxItems", "object": "maxProperties"}
+BOUND_VALUES = [None, 0, 1, 64, 1000, 100_000, 3_000_000]
+
+
+def _cost_change(draw: st.DrawFn, body: dict[str, Any]) -> str:
+    """A bound (maxLength, maxItems, maxProperties) removed or set, on a node carrying a rule
+    whose cost grows with it (added here) or below rules that range over it."""
+    versions = body["spec"]["versions"]
+    index = draw(st.integers(0, len(versions) - 1))
+    sized = [
+        node
+        for node, _, _ in _rule_nodes(versions[index]["schema"]["openAPIV3Schema"])
+        if node.get("type") in BOUNDS
+        and (node.get("type") != "object" or isinstance(node.get("additionalProperties"), dict))
+    ]
+    if not sized:
+        return "nothing"
+    node = draw(st.sampled_from(sized))
+    at = f"cost versions[{index}]"
+    change = ""
+    if draw(st.booleans()):
+        rule = draw(st.sampled_from(COSTLY_RULES[node["type"]]))
+        node.setdefault("x-kubernetes-validations", []).append({"rule": rule})
+        change = f" with {rule!r}"
+    bound = BOUNDS[node["type"]]
+    value = draw(st.sampled_from(BOUND_VALUES))
+    if value is None:
+        node.pop(bound, None)
+        return f"{at}: {bound} removed{change}"
+    node[bound] = value
+    return f"{at}: {bound}={value}{change}"
+
+
 def apiserver_refusal(cluster: Cluster, body: dict[str, Any]) -> str | None:
     """The apiserver's message when it refuses to create body (dry run), else None."""
     for attempt in range(2):
@@ -409,7 +454,7 @@ def test_mutated_corpus_crds_exit_2_exactly_when_the_apiserver_refuses(
         base, mutated, what = case
         checked.append(what)
         refused = apiserver_refusal(cluster, mutated)
-        kind = "CEL" if what.startswith("CEL") else "other"
+        kind = what.split()[0] if what.startswith(("CEL", "cost")) else "other"
         refusals[f"{kind} {'refused' if refused else 'accepted'}"] += 1
         found = _compared(refused, tmp_path, base, mutated, side_new)
         if found is not None:
