@@ -176,3 +176,74 @@ def test_listings_page_in_order_with_pages_read_ahead(
     (first, names), (second, nothing) = listings
     assert names == [f"w{i}" for i in range(listed)] and first.complete is complete
     assert nothing == [] and second.complete and second.problem is None
+
+
+TIERED = {"mode": STRING, "tier": {**STRING, "default": "gold"}}
+
+
+def _rolled_back(cluster: Cluster, namespace: str, written: tuple[str, ...]) -> tuple[Any, ...]:
+    """Widgets stored before the live CRD added spec.tier with a default, then ``written``
+    (created under the default, or label-patched after it); the chart's CRD is the one
+    before (a rollback: spec.tier pruned, UG201)."""
+    group = new_group()
+    before, live = widget_crd(group, {"mode": STRING}), widget_crd(group, TIERED)
+    apply(cluster, before)
+    store(cluster, namespace, before, {"untouched": {"mode": "a"}, "patched": {"mode": "a"}})
+    apply(cluster, live)
+    trial = CRDTrial(cluster.admin, namespace)
+    trial.crd = cluster.admin.get(f"{CRDS}/{live['metadata']['name']}")
+    if "created" in written:
+        trial.create({"metadata": {"name": "created"}, "spec": {"mode": "a"}}).expect_allowed()
+    if "patched" in written:
+        touch = trial.update("patched", lambda o: o["metadata"].update(labels={"touched": "yes"}))
+        touch.expect_allowed()
+    kubeconfig = guard_account(cluster, namespace, [before], (f"widgets.{group}",))
+    return kubeconfig, before, trial, group
+
+
+def _stored_tiers(cluster: Cluster, trial: CRDTrial, group: str) -> dict[str, str]:
+    """What each widget holds in storage at spec.tier, told apart from a default applied on
+    read by a CRD defaulting it to another value: a stored value shows through."""
+    apply(cluster, widget_crd(group, {"mode": STRING, "tier": {**STRING, "default": "silver"}}))
+    # once the untouched widget reads silver, the new schema serves reads
+    trial.wait_read("untouched", lambda o: o["spec"]["tier"] == "silver")
+    listed = cluster.admin.get(f"/apis/{group}/v1/namespaces/{trial.namespace}/widgets")
+    return {o["metadata"]["name"]: o["spec"]["tier"] for o in listed["items"]}
+
+
+@pytest.mark.parametrize(
+    ("written", "exit_code", "evidence"),
+    [
+        pytest.param(
+            (), 0,
+            "evidence: no stored object affected (2 checked); 2 widgets read there only what"
+            " the live schema defaults and were not written since the live CRD last changed:"
+            " it may be defaulted on read only, so no loss is claimed for them",
+            id="defaulted-on-read-only",
+        ),
+        pytest.param(
+            ("created", "patched"), 1,
+            "evidence: 2 of 3 widgets affected: {ns}/created, {ns}/patched; they read back"
+            " changed; 1 widgets read there only what the live schema defaults and were not"
+            " written since the live CRD last changed: it may be defaulted on read only, so no"
+            " loss is claimed for them",
+            id="stored-by-a-write-under-the-default",
+        ),
+    ],
+)  # fmt: skip
+def test_a_rollback_claims_loss_only_of_stored_defaults(
+    cluster: Cluster, namespace: str, tmp_path: Path, written: tuple[str, ...], exit_code: int,
+    evidence: str,
+) -> None:  # fmt: skip
+    """Issue 22 §3: a rollback prunes spec.tier, which the live CRD defaults. Widgets not
+    written since it did read it only as a default applied on read: nothing stored goes
+    away. One created under the default (which its manager then owns) or label-patched
+    after it (a write stores every default the object reads with) holds it in storage."""
+    kubeconfig, before, trial, group = _rolled_back(cluster, namespace, written)
+    run = run_hook(kubeconfig, [before], tmp_path)
+    assert run.code == exit_code, run
+    assert f"  {evidence.format(ns=namespace)}" in run.stdout.splitlines(), run
+    stored = _stored_tiers(cluster, trial, group)
+    assert stored == {"untouched": "silver", **dict.fromkeys(written, "gold")} | (
+        {} if "patched" in written else {"patched": "silver"}
+    )

@@ -31,6 +31,7 @@ from upgrade_guard.findings import Finding, Outcome, Severity
 
 from . import values
 from .judge import Judge
+from .read_defaults import may_be_read_default
 from .violations import Violation
 
 # Rules whose harm depends on what objects hold. The others are about the CRD itself
@@ -113,6 +114,8 @@ class Tally:
     writes_fail: int = 0  # of the affected, those whose label UPDATE or /status fails too
     names: list[str] = field(default_factory=list)
     not_evaluated: set[str] = field(default_factory=set)
+    # not affected, reading there only what the live schema may default on read
+    read_defaults: int = 0
 
 
 @dataclass
@@ -121,6 +124,7 @@ class VersionEvidence:
 
     judge: Judge
     findings: list[Finding]
+    live: Crd | None = None  # the CRD the objects were read with
     checked: int = 0
     tallies: dict[int, Tally] = field(default_factory=dict)
     unpredicted: int = 0  # objects whose next write fails where no finding points
@@ -132,10 +136,7 @@ class VersionEvidence:
         self.checked += 1
         name = _name(stored)
         created = self._locations(found.create.violations)
-        read = {
-            value_segments(self.judge.schema, _pointer_steps(path, stored))
-            for _, path in found.read_changes
-        }
+        read, read_defaults = self._read_changes(stored, found.read_changes)
         writes = self._locations(found.update.violations + found.status.violations)
         unevaluated = {
             value_segments(self.judge.schema, values.steps(n.path)): n.rule
@@ -153,6 +154,8 @@ class VersionEvidence:
                 hurt = created | read if finding.code in _BOTH else created
             hit = any(_within(where, target) for where in hurt)
             if not hit:
+                if finding.code in READ_BACK_RULES:
+                    tally.read_defaults += any(_within(w, target) for w in read_defaults)
                 continue
             tally.affected += 1
             tally.writes_fail += any(_within(where, target) for where in writes)
@@ -163,6 +166,32 @@ class VersionEvidence:
             self.unpredicted += 1
             if len(self.unpredicted_names) < NAMES_SHOWN:
                 self.unpredicted_names.append(name)
+
+    def _read_changes(
+        self, stored: Mapping[str, Any], changes: Iterable[tuple[str, str]]
+    ) -> tuple[set[tuple[str, ...]], set[tuple[str, ...]]]:
+        """Where the object reads back changed, and apart from those where it loses only a
+        value the live schema may have defaulted on read (nothing stored goes away)."""
+        changed: set[tuple[str, ...]] = set()
+        read_defaults: set[tuple[str, ...]] = set()
+        live = self.live
+        for op, path in changes:
+            steps = _pointer_steps(path, stored)
+            where = value_segments(self.judge.schema, steps)
+            if (
+                op == "remove"
+                and live is not None
+                and may_be_read_default(
+                    stored,
+                    steps,
+                    [v["schema"]["openAPIV3Schema"] for v in live.versions.values()],
+                    live.raw.get("metadata", {}).get("resourceVersion"),
+                )
+            ):
+                read_defaults.add(where)
+            else:
+                changed.add(where)
+        return changed, read_defaults
 
     def _locations(self, violations: Iterable[Violation]) -> set[tuple[str, ...]]:
         return {value_segments(self.judge.schema, values.steps(v.path)) for v in violations}
@@ -191,6 +220,8 @@ def classify(
                 if finding.code not in READ_BACK_RULES
                 else "; they read back changed"
             )
+        if tally.read_defaults:
+            what += f"; {_read_defaults_note(tally.read_defaults, kind)}"
         severity = finding.severity
         if severity is Severity.WARNING and any(n.startswith("ratcheted") for n in finding.notes):
             severity = Severity.ERROR
@@ -206,10 +237,17 @@ def classify(
     if severity is Severity.ERROR and not strict:
         severity = Severity.WARNING
     kept = " (strict policy: still an error)" if strict else ""
-    return replace(
-        finding,
-        severity=severity,
-        notes=(*finding.notes, f"evidence: no stored object affected ({checked:,} checked){kept}"),
+    note = f"evidence: no stored object affected ({checked:,} checked){kept}"
+    if tally is not None and tally.read_defaults:
+        note += f"; {_read_defaults_note(tally.read_defaults, kind)}"
+    return replace(finding, severity=severity, notes=(*finding.notes, note))
+
+
+def _read_defaults_note(count: int, kind: str) -> str:
+    return (
+        f"{count:,} {kind} read there only what the live schema defaults and were not written"
+        " since the live CRD last changed: it may be defaulted on read only, so no loss is"
+        " claimed for them"
     )
 
 
@@ -290,7 +328,9 @@ class Gathered:
             versions = self._by_version.setdefault(name, {})
             if version not in versions:
                 schema = chart[name].versions[version]["schema"]["openAPIV3Schema"]
-                versions[version] = VersionEvidence(Judge(schema, kube_version), [])
+                versions[version] = VersionEvidence(
+                    Judge(schema, kube_version), [], live=live[name]
+                )
             versions[version].findings.append(finding)
         self.crds = list(self._by_version)
 
