@@ -8,11 +8,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from cli.test_diff_cli import run
 from load.helm_oracle import IN_CI, require_helm
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,17 +41,6 @@ rules:
     resources: [leases]
     verbs: [get, create, update]
 """
-
-
-def run(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "upgrade_guard", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def render(helm: Path, chart: Path, out: Path, *values: str) -> Path:

@@ -495,6 +495,7 @@ def check(
             operation.pending.manifests() if operation
             else _streamed(prepared.crds, prepared.max_bytes)
         )  # fmt: skip
+        replaced_roles = replaced.manifests().roles if replaced else {}
         counter_keys = _counter_keys(chosen)
         wanted = _live_wanted(contracts, counter_keys, prepared.readable)
         unreadable = sorted(set(dropped) - listed) if listed is not None else []
@@ -537,7 +538,7 @@ def check(
             counter_keys=counter_keys,
             roles=RoleSubject(
                 after=contracts.roles,
-                before=replaced.manifests().roles if replaced else {},
+                before=replaced_roles,
                 before_label=described,
                 live=cluster.manifests.roles,
             ),
