@@ -111,6 +111,7 @@ def test_the_plugin_on_a_chart_with_crds_in_crds_dir_and_no_guard(
     assert "error UG202 required-added widgets.plugin.example.io v1 spec.mode" in done.stdout
     assert f"1 of 1 widgets affected: {namespace}/w1" in done.stdout, show(done)
     assert "helm guard upgrade RELEASE CHART [flags] --accept 'ENTRY'" in done.stdout
+    assert "the chart's crds/ holds 1 file(s), which helm upgrade never applies" in done.stderr
     assert judged(done) == rendered(helm, "upgrade", "rel", V2, *ns)
     assert revisions(helm, namespace) == [(1, "deployed")]
     after = cluster.admin.get(f"{CRDS}/widgets.plugin.example.io")
@@ -122,6 +123,19 @@ def test_the_plugin_on_a_chart_with_crds_in_crds_dir_and_no_guard(
     as_reader = guard("upgrade", "rel", V2, *ns, kubeconfig=reader)
     assert as_reader.returncode == 1, show(as_reader)
     assert findings_of(as_reader.stdout) == findings_of(done.stdout)
+    # With only what helm's own dry run reads (the release's records), the checks name the
+    # read they lack: exit 3.
+    helm_only = cluster.make_service_account(namespace, [
+        {"apiGroups": [""], "resources": ["secrets", "configmaps"],
+         "verbs": ["get", "list", "watch"]}])  # fmt: skip
+    lacking = guard("upgrade", "rel", V2, *ns, kubeconfig=helm_only)
+    assert lacking.returncode == 3, show(lacking)
+    assert "may not get customresourcedefinitions.apiextensions.k8s.io" in lacking.stderr
+    assert "'widgets.plugin.example.io'" in lacking.stderr, show(lacking)
+    # No value is ever shown, not even one that renders into the manifest.
+    secret = guard("upgrade", "rel", V2, *ns, "--set", "strict=hunter2-value")
+    assert secret.returncode == 1, show(secret)
+    assert "hunter2" not in secret.stdout + secret.stderr
 
     # --reuse-values keeps 1.0.0's values, its defaults too (helm/helm#9000): strict stays
     # off, so nothing becomes required: passes. The CRDs judged are exactly those
@@ -284,3 +298,26 @@ def test_helm_3s_plugin_format_installs_and_runs_the_same_command(
     assert done.stdout.startswith("upgrade-guard "), show(done)
     done = helm("guard", "rollback")
     assert done.returncode == 2 and "helm guard rollback RELEASE [REVISION]" in done.stderr
+
+
+def test_bad_input_and_an_unreachable_cluster_exit_as_the_hook_does(
+    cluster: Cluster, helm: ToolRunner, guard: ToolRunner, tmp_path: Path
+) -> None:
+    """Helm's own failures keep helm's message: exit 2 for bad input, 3 when helm cannot
+    reach the cluster. Each beside the nearest call that gets further."""
+    missing = guard("upgrade", "rel", str(tmp_path / "no-such-chart"))
+    assert missing.returncode == 2, show(missing)
+    assert "Error:" in missing.stderr and "helm upgrade failed" in missing.stderr
+    unreachable = tmp_path / "unreachable.yaml"
+    unreachable.write_text(json.dumps({
+        "apiVersion": "v1", "kind": "Config", "current-context": "c",
+        "clusters": [{"name": "c", "cluster": {"server": "https://127.0.0.1:9"}}],
+        "users": [{"name": "u", "user": {"token": "t"}}],
+        "contexts": [{"name": "c", "context": {"cluster": "c", "user": "u"}}]}))  # fmt: skip
+    done = guard("upgrade", "rel", V1, kubeconfig=unreachable)
+    assert done.returncode == 3, show(done)
+    assert "kubernetes cluster unreachable" in done.stderr, show(done)  # helm's own words
+    done = guard("--kube-token", "t", "upgrade", "rel", V1)
+    assert done.returncode == 2 and "helm --kube-token" in done.stderr, show(done)
+    done = guard("crds", V1, "--run")
+    assert done.returncode == 2 and "--run: the crds/ are applied with kubectl" in done.stderr

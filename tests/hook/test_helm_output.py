@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from upgrade_guard.load.documents import LoadError
-from upgrade_guard.load.helm_output import crds_dir_files, guard_job
+from upgrade_guard.load.helm_output import crds_dir_files, crds_dir_names, guard_job
 from upgrade_guard.load.helm_record import record_of
 
 # (the `# Source:` path helm prints, taken as a crds/ file)
@@ -90,3 +90,10 @@ def test_a_dry_runs_release_json_is_read_as_a_stored_record() -> None:
     assert "never-read" not in repr(record)
     with pytest.raises(LoadError, match=r"release record sh\.helm\.release\.v1\.rel\.v3: not"):
         record_of("sh.helm.release.v1.rel.v3", {"name": "rel", "version": 3})
+
+
+def test_the_charts_own_crds_dir_files_are_named_from_the_release_json() -> None:
+    files = [{"name": "crds/b.yaml"}, {"name": "templates/crds/c.yaml"}, {"name": "crds/a.json"},
+             {"name": "README.md"}]  # fmt: skip
+    assert crds_dir_names({"chart": {"files": files}}) == ["crds/a.json", "crds/b.yaml"]
+    assert crds_dir_names({"chart": {"files": None}}) == []

@@ -41,7 +41,7 @@ from upgrade_guard.crd import Crd
 from upgrade_guard.findings import ExitCode
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, documents_of
-from upgrade_guard.load.helm_output import GuardJob, crds_dir_files, guard_job
+from upgrade_guard.load.helm_output import GuardJob, crds_dir_files, crds_dir_names, guard_job
 from upgrade_guard.load.helm_record import (
     Operation,
     Record,
@@ -60,8 +60,9 @@ _OTHER_IDENTITY = {
     "HELM_KUBEASGROUPS": "--kube-as-group",
     "HELM_KUBECAFILE": "--kube-ca-file",
 }
-# What helm says when it cannot reach or read the cluster: exit 3, as the hook's reads.
-_UNREADABLE = ("Kubernetes cluster unreachable", "forbidden", "Unauthorized")
+# What helm says when it cannot reach or read the cluster (Helm 4: "kubernetes cluster
+# unreachable"; Helm 3 capitalized it), lower-cased: exit 3, as the hook's reads.
+_UNREADABLE = ("kubernetes cluster unreachable", "forbidden", "unauthorized")
 
 
 class HelmOperation(enum.StrEnum):
@@ -81,7 +82,7 @@ def _helm(*args: str) -> str:
         options.fail(ExitCode.BAD_INPUT, f"cannot run {binary}: {error.strerror}")
     if done.returncode != 0:
         sys.stderr.write(done.stderr)
-        unreadable = any(sign in done.stderr for sign in _UNREADABLE)
+        unreadable = any(sign in done.stderr.lower() for sign in _UNREADABLE)
         options.fail(
             ExitCode.CLUSTER_UNREACHABLE if unreadable else ExitCode.BAD_INPUT,
             f"helm {args[0]} failed (exit {done.returncode}), as above",
@@ -234,6 +235,13 @@ def _check(
             raise LoadError(f"helm {operation} --dry-run: the release is {pending.status}")
         if pending.operation == "install" and operation is HelmOperation.install:
             pending = _with_crds_dir(pending, args)
+        elif crds_dir_names(body):
+            typer.echo(
+                f"helm guard: the chart's crds/ holds {len(crds_dir_names(body))} file(s), which"
+                f" helm {operation} never applies: check them with `helm guard crds CHART"
+                " --version V` before the kubectl apply the chart's docs prescribe",
+                err=True,
+            )
         current = None
     namespace = str(body.get("namespace") or "")
     rendered = pending.crds()

@@ -32,6 +32,13 @@ def crds_dir_files(stream: str) -> Iterator[tuple[str, str]]:
             yield path.strip(), text
 
 
+def crds_dir_names(body: Mapping[str, Any]) -> list[str]:
+    """The files of the chart's own crds/ in the release JSON (its subcharts' are not there)."""
+    files = (body.get("chart") or {}).get("files") or []
+    names = (str(f.get("name", "")) for f in files if isinstance(f, Mapping))
+    return sorted(name for name in names if name.startswith("crds/"))
+
+
 @dataclass(frozen=True)
 class GuardJob:
     """The guard's Job as the library renders it: the hook's arguments (after ``hook``) and
