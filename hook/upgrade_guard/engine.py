@@ -1,8 +1,11 @@
-"""The schema comparison: (old CRDs, new CRDs) -> the changes the rules find.
+"""The schema comparison: its subject (``CrdSets``: old CRDs, new CRDs) -> the changes the
+rules find.
 
-Pairs CRDs by name and versions by name, runs every rule on what differs, and reports any
-difference no rule accounts for; the one judge (``judging``) applies the policy. Reads no
-files and talks to no cluster.
+Runs the checks of the sets as sets (``CrdSetCheck``: a CRD removed), then, for each CRD
+both sides have (``CrdPair``), every CRD rule, every version rule on each version compared
+(``VersionPair``), the property rules where the schemas differ, and the served versions'
+disagreements (UG110); any difference no rule accounts for is unclassified (UG901). The one
+judge (``judging``) applies the policy. Reads no files and talks to no cluster.
 """
 
 from __future__ import annotations
@@ -11,37 +14,32 @@ import functools
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from itertools import combinations
-from typing import Any
 
 from upgrade_guard import rules, schema
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Outcome
-from upgrade_guard.judging import Changes, Context, Placed, judge
+from upgrade_guard.judging import Changes, Context, Placed, judge, run
 from upgrade_guard.policy import DEFAULT_POLICY, Policy
-from upgrade_guard.rules import crd_removed, unclassified_change
 from upgrade_guard.rules import served_versions_incompatible as served_pairs
-from upgrade_guard.rules.kinds import CrdRule, PropertyRule, RoleCheck, Rule, VersionRule
-from upgrade_guard.subjects import RoleSubject
+from upgrade_guard.rules import unclassified_change
+from upgrade_guard.rules.kinds import (
+    CrdRule,
+    CrdSetCheck,
+    PropertyRule,
+    RoleCheck,
+    Rule,
+    VersionRule,
+)
+from upgrade_guard.subjects import CrdPair, CrdSets, RoleSubject, reached_versions
 
-_CRD_RULES = tuple(r for r in rules.ALL_RULES if isinstance(r, CrdRule))
-_VERSION_RULES = tuple(r for r in rules.ALL_RULES if isinstance(r, VersionRule))
-_PROPERTY_RULES = tuple(r for r in rules.ALL_RULES if isinstance(r, PropertyRule))
-_ROLE_CHECKS = tuple(r for r in rules.ALL_RULES if isinstance(r, RoleCheck))
+_SET_CHECKS = rules.of_kind(CrdSetCheck)
+_CRD_RULES = rules.of_kind(CrdRule)
+_VERSION_RULES = rules.of_kind(VersionRule)
+_PROPERTY_RULES = rules.of_kind(PropertyRule)
+_ROLE_CHECKS = rules.of_kind(RoleCheck)
 _HANDLED_SPEC_FIELDS = frozenset().union(*(r.handles for r in _CRD_RULES))
 _HANDLED_VERSION_FIELDS = frozenset().union(*(r.handles for r in _VERSION_RULES))
 _HANDLED_KEYWORDS = frozenset().union(*(r.handles for r in _PROPERTY_RULES))
-# Fields that say how a version is shown or announced, never what is stored or accepted.
-_VERSION_FIELDS_IGNORED = frozenset(
-    {
-        "name",
-        "served",
-        "storage",
-        "schema",
-        "additionalPrinterColumns",
-        "deprecated",
-        "deprecationWarning",
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -72,34 +70,30 @@ def changes_between(
 ) -> Changes:
     """The changes for the names given (every name of either set by default). Of the policy
     only ``storage_version_only`` counts here, which scoping it to a release keeps."""
-    raw: list[Placed] = []
+    given = sorted(old.keys() | new.keys() if names is None else names)
+    return changes(CrdSets(old, new, tuple(given), policy.storage_version_only))
+
+
+def changes(subject: CrdSets) -> Changes:
+    """What the rules find between the two CRD sets, by CRD name."""
+    raw: list[Placed] = list(run(_SET_CHECKS, subject))
     compared = 0
     unchanged: set[str] = set()
-    for name in sorted(old.keys() | new.keys() if names is None else names):
-        before, after = old.get(name), new.get(name)
-        if before is None:
-            continue
-        if after is None:
-            removed = Change(None, "CRD removed: its stored objects become unreachable")
-            raw.append(Placed(crd_removed.RULE, name, None, None, removed))
-            continue
+    for pair in subject.pairs():
         compared += 1
-        if before.spec == after.spec:
-            unchanged.add(name)
-        raw.extend(_crd_changes(before, after, policy))
-    given = set(old.keys() | new.keys() if names is None else names)
-    return Changes(tuple(raw), compared, frozenset(unchanged), frozenset(given - unchanged))
+        if pair.old.spec == pair.new.spec:
+            unchanged.add(pair.new.name)
+        raw.extend(_pair_changes(pair))
+    raw.sort(key=lambda item: item.crd or "")  # stable: each CRD's changes in rule order
+    changed = frozenset(subject.names) - unchanged
+    return Changes(tuple(raw), compared, frozenset(unchanged), changed)
 
 
 def role_changes(subject: RoleSubject) -> Changes:
     """What the role checks find between the roles of two releases (and the live ones);
     a role whose permissions are the same on both sides is unchanged (a declared break for
     it is idle, not stale)."""
-    raw = [
-        Placed(rule, key, None, None, change)
-        for rule in _ROLE_CHECKS
-        for key, change in rule.check(subject)
-    ]
+    raw = run(_ROLE_CHECKS, subject)
     both = subject.before.keys() & subject.after.keys()
     unchanged = {
         key
@@ -107,7 +101,7 @@ def role_changes(subject: RoleSubject) -> Changes:
         if set(subject.before[key].permissions()) == set(subject.after[key].permissions())
     }
     given = subject.before.keys() | subject.after.keys()
-    return Changes(tuple(raw), 0, frozenset(unchanged), frozenset(given - unchanged))
+    return Changes(raw, 0, frozenset(unchanged), frozenset(given - unchanged))
 
 
 def _raw(
@@ -118,47 +112,23 @@ def _raw(
         yield Placed(rule, crd, version, path, change)
 
 
-def _crd_changes(old: Crd, new: Crd, policy: Policy) -> Iterator[Placed]:
+def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
+    old, new = pair.old, pair.new
     for crd_rule in _CRD_RULES:
-        yield from _raw(crd_rule, new.name, None, None, crd_rule.compare(old, new))
-    yield from _raw(unclassified_change.RULE, new.name, None, None, _spec_catch_all(old, new))
-    for version in _versions_to_compare(old, new, policy):
-        old_version, new_version = old.versions[version], new.versions[version]
+        yield from _raw(crd_rule, new.name, None, None, crd_rule.compare(pair))
+    in_spec = unclassified_change.in_spec(pair, _HANDLED_SPEC_FIELDS)
+    yield from _raw(unclassified_change.RULE, new.name, None, None, in_spec)
+    for version in pair.versions():
         for version_rule in _VERSION_RULES:
-            changes = version_rule.compare(old_version, new_version)
-            yield from _raw(version_rule, new.name, version, None, changes)
-        yield from _raw(
-            unclassified_change.RULE,
-            new.name,
-            version,
-            None,
-            _version_catch_all(old_version, new_version),
-        )
-        for found in schema_changes(old.schema_of(version), new.schema_of(version)):
-            yield Placed(found.rule, new.name, version, found.path, found.change, found.node)
+            yield from _raw(
+                version_rule, new.name, version.name, None, version_rule.compare(version)
+            )
+        in_version = unclassified_change.in_version(version, _HANDLED_VERSION_FIELDS)
+        yield from _raw(unclassified_change.RULE, new.name, version.name, None, in_version)
+        for found in schema_changes(old.schema_of(version.name), new.schema_of(version.name)):
+            yield Placed(found.rule, new.name, version.name, found.path, found.change, found.node)
     if new.conversion_strategy == "None":
         yield from _served_pair_changes(old, new)
-
-
-def _versions_to_compare(old: Crd, new: Crd, policy: Policy) -> list[str]:
-    """The versions whose old schema reached objects or clients (served, or objects stored
-    at it: read with it) and whose new one will. A version the old CRD neither served nor
-    stored validated nothing: what its new schema does to objects written through the other
-    versions is what served versions disagree on (UG110)."""
-    wanted = {old.storage_version, new.storage_version}
-    if not policy.storage_version_only:
-        wanted.update(new.served_versions)
-    reached = _reached(old)
-    return [
-        version
-        for version in new.versions
-        if version in old.versions and version in wanted and version in reached
-    ]
-
-
-def _reached(crd: Crd) -> set[str]:
-    """The versions whose schema applied to objects: served ones, and those stored at."""
-    return {*crd.served_versions, *crd.stored_versions}
 
 
 def schema_changes(old: schema.Node, new: schema.Node) -> list[SchemaChange]:
@@ -185,7 +155,7 @@ def _changes_at(locations: Iterable[schema.Location]) -> list[SchemaChange]:
                 if change.ratchetable and not _ratchets_at(at.path, at.new):
                     change = replace(change, ratchetable=False)
                 found.append(SchemaChange(rule, at.path, at.path + (change.path or ()), change))
-        leftover = _unclassified(at.old, at.new, unhandled) if unhandled else None
+        leftover = unclassified_change.leftover(at.old, at.new, unhandled) if unhandled else None
         if leftover is not None:
             found.append(SchemaChange(unclassified_change.RULE, at.path, at.path, leftover))
     covering = [
@@ -236,49 +206,12 @@ def _ratchets_at(path: schema.Path, node: schema.Node) -> bool:
 _ALWAYS_WRITTEN = frozenset({("spec",), ("status",)})
 
 
-def _unclassified(
-    old: Mapping[str, Any], new: Mapping[str, Any], keys: Iterable[str]
-) -> Change | None:
-    differing = sorted(key for key in keys if not schema.same_value(old.get(key), new.get(key)))
-    if not differing:
-        return None
-    return Change(
-        (),
-        f"unclassified change of {', '.join(differing)}",
-        {key: old.get(key) for key in differing if key in old},
-        {key: new.get(key) for key in differing if key in new},
-    )
-
-
-def _version_fields(version: Mapping[str, Any]) -> dict[str, Any]:
-    """A version entry with each subresource as a field of its own (subresources.scale)."""
-    fields = {key: value for key, value in version.items() if key != "subresources"}
-    for name, value in (version.get("subresources") or {}).items():
-        fields[f"subresources.{name}"] = value
-    return fields
-
-
-def _version_catch_all(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
-    before, after = _version_fields(old), _version_fields(new)
-    keys = (before.keys() | after.keys()) - _VERSION_FIELDS_IGNORED - _HANDLED_VERSION_FIELDS
-    left = _unclassified(before, after, keys)
-    if left is not None:
-        yield replace(left, path=None)
-
-
-def _spec_catch_all(old: Crd, new: Crd) -> Iterator[Change]:
-    keys = (old.spec.keys() | new.spec.keys()) - _HANDLED_SPEC_FIELDS
-    left = _unclassified(old.spec, new.spec, keys)
-    if left is not None:
-        yield replace(left, path=None)
-
-
 def _served_pair_changes(old: Crd, new: Crd) -> Iterator[Placed]:
     """Disagreements between served versions of the new CRD that the old CRD did not have."""
     for first, second in combinations(new.served_versions, 2):
         new_pair = (new.schema_of(first), new.schema_of(second))
         old_pair = None
-        if {first, second} <= _reached(old):
+        if {first, second} <= reached_versions(old):
             old_pair = (old.schema_of(first), old.schema_of(second))
         # Where both pairs hold the very same subtrees (what the two sides of a diff share),
         # they disagree alike: neither walk looks there.
@@ -306,15 +239,5 @@ def _disagreements(
         rule, path, change = item.rule, item.path, item.change
         if (rule.code, path) in known:
             continue
-        message = (
-            f"objects written as {first} and read as {second}: {change.message}"
-            f" ({rule.code} {rule.name})"
-        )
-        yield Placed(
-            served_pairs.RULE,
-            crd,
-            f"{first}->{second}",
-            path,
-            replace(change, message=message),
-            item.node,
-        )
+        found = served_pairs.disagreement(first, second, rule, change)
+        yield Placed(served_pairs.RULE, crd, f"{first}->{second}", path, found, item.node)

@@ -20,7 +20,7 @@ from upgrade_guard.findings import Change, Finding, Outcome, Severity
 from upgrade_guard.json_schema import did_you_mean
 from upgrade_guard.policy import DEFAULT_POLICY, DeclaredBreak, Policy, glob_pattern
 from upgrade_guard.rules import acceptance_unused, declared_break_unused
-from upgrade_guard.rules.kinds import Rule
+from upgrade_guard.rules.kinds import Rule, Subject, SubjectCheck
 
 RATCHETING_SINCE = (1, 30)
 
@@ -38,6 +38,15 @@ class Placed:
     change: Change
     node: schema.Path | None = None
     step: int = 0
+
+
+def run(checks: Iterable[SubjectCheck[Subject]], subject: Subject) -> tuple[Placed, ...]:
+    """What each check finds in its command's subject, in the order of the checks."""
+    return tuple(
+        Placed(check, where, None, None, change)
+        for check in checks
+        for where, change in check.check(subject)
+    )
 
 
 @dataclass(frozen=True)

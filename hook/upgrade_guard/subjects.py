@@ -1,5 +1,7 @@
-"""What the hook's and verify-history's checks compare, typed: built by the layers above
-(the commands read, ``counters`` makes sense of the reads) and read by the rules."""
+"""What every check compares, typed: built by the layers above (the commands read,
+``counters`` and the engine make sense of the reads) and read by the rules. The schema
+comparison's subjects (``CrdSets``, each ``CrdPair`` and ``VersionPair`` in them), the
+hook's, verify-history's and the roles'."""
 
 from __future__ import annotations
 
@@ -120,6 +122,69 @@ class Stored:
 
     count: int
     names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class VersionPair:
+    """One entry of spec.versions on both sides of a CRD's comparison."""
+
+    crd: str
+    name: str
+    old: Mapping[str, Any]
+    new: Mapping[str, Any]
+
+
+def reached_versions(crd: Crd) -> set[str]:
+    """The versions whose schema applied to objects: served ones, and those stored at."""
+    return {*crd.served_versions, *crd.stored_versions}
+
+
+@dataclass(frozen=True)
+class CrdPair:
+    """One CRD on both sides of a schema comparison; ``storage_version_only``: the policy
+    compares the storage versions only (``versions: storage``)."""
+
+    old: Crd
+    new: Crd
+    storage_version_only: bool = False
+
+    def versions(self) -> Iterator[VersionPair]:
+        """The versions whose old schema reached objects or clients (served, or objects stored
+        at it: read with it) and whose new one will. A version the old CRD neither served nor
+        stored validated nothing: what its new schema does to objects written through the
+        other versions is what served versions disagree on (UG110)."""
+        old, new = self.old, self.new
+        wanted = {old.storage_version, new.storage_version}
+        if not self.storage_version_only:
+            wanted.update(new.served_versions)
+        reached = reached_versions(old)
+        for name, entry in new.versions.items():
+            if name in old.versions and name in wanted and name in reached:
+                yield VersionPair(new.name, name, old.versions[name], entry)
+
+
+@dataclass(frozen=True)
+class CrdSets:
+    """What the schema comparison compares (diff; the hook: the live CRDs against the
+    chart's; verify-history: the baseline's against the candidate's): the old and the new
+    CRDs by name, and the names compared, in order (every name of either side, or a share of
+    them)."""
+
+    old: Mapping[str, Crd]
+    new: Mapping[str, Crd]
+    names: tuple[str, ...]
+    storage_version_only: bool = False
+
+    def removed(self) -> Iterator[str]:
+        """The names the old side has and the new one does not."""
+        return (name for name in self.names if name in self.old and name not in self.new)
+
+    def pairs(self) -> Iterator[CrdPair]:
+        """Each CRD both sides have."""
+        for name in self.names:
+            old, new = self.old.get(name), self.new.get(name)
+            if old is not None and new is not None:
+                yield CrdPair(old, new, self.storage_version_only)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ from upgrade_guard import engine, rules
 from upgrade_guard.counters import digest
 from upgrade_guard.crd import Crd, annotations_of, stamped_number
 from upgrade_guard.findings import Outcome
-from upgrade_guard.judging import Context, Placed, Release, judge
+from upgrade_guard.judging import Context, Release, judge, run
 from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
     SCHEMA_DIGEST,
@@ -56,7 +56,7 @@ from upgrade_guard.policy import (
 from upgrade_guard.rules.kinds import HistoryCheck
 from upgrade_guard.subjects import HistorySubject, Side, digest_changes, stamped
 
-_HISTORY_CHECKS = tuple(rule for rule in rules.ALL_RULES if isinstance(rule, HistoryCheck))
+_HISTORY_CHECKS = rules.of_kind(HistoryCheck)
 
 
 @dataclass(frozen=True)
@@ -185,11 +185,7 @@ def verify_history(
         engine_changes = tuple(
             replace(item, change=replace(item.change, excused=excuse)) for item in engine_changes
         )
-    checked = tuple(
-        Placed(rule, crd, None, None, change)
-        for rule in _HISTORY_CHECKS
-        for crd, change in rule.check(subject)
-    )
+    checked = run(_HISTORY_CHECKS, subject)
     outcome = judge(
         replace(compared, raw=checked + engine_changes),
         replace(policy, declared_breaks=versioned),

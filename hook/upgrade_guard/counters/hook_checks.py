@@ -25,12 +25,12 @@ from typing import Any
 from upgrade_guard import rules
 from upgrade_guard.crd import Crd, canonical_number, stamped_number
 from upgrade_guard.images import ImageTable
-from upgrade_guard.judging import Placed
+from upgrade_guard.judging import Placed, run
 from upgrade_guard.policy import CONTROLLER_STATE_VERSION, SCHEMA_VERSION, Policy, StoredState
 from upgrade_guard.rules.kinds import HookCheck
 from upgrade_guard.subjects import Carried, HookSubject, Stored, WrittenState
 
-_HOOK_CHECKS = tuple(rule for rule in rules.ALL_RULES if isinstance(rule, HookCheck))
+_HOOK_CHECKS = rules.of_kind(HookCheck)
 
 # The slot of an image passed without a name: the chart's `image` values.
 DEFAULT_SLOT = "image"
@@ -105,11 +105,7 @@ def subject_for(
 
 def hook_changes(subject: HookSubject) -> list[Placed]:
     """What every hook check finds in subject, in code order."""
-    return [
-        Placed(rule, crd, None, None, change)
-        for rule in _HOOK_CHECKS
-        for crd, change in rule.check(subject)
-    ]
+    return list(run(_HOOK_CHECKS, subject))
 
 
 def stored_state_version(location: StoredState, live: Mapping[str, Crd]) -> str | None:

@@ -3,6 +3,8 @@ documents and the policy's `rules:` overrides."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from upgrade_guard.rules import (
     acceptance_unused,
     already_applied,
@@ -74,6 +76,8 @@ from upgrade_guard.rules import (
     webhook_counter_below_live,
 )
 from upgrade_guard.rules.kinds import Rule
+
+Kind = TypeVar("Kind", bound=Rule)
 
 ALL_RULES: tuple[Rule, ...] = tuple(
     sorted(
@@ -152,6 +156,11 @@ ALL_RULES: tuple[Rule, ...] = tuple(
 )
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 BY_NAME: dict[str, Rule] = {rule.name: rule for rule in ALL_RULES}
+
+
+def of_kind(kind: type[Kind]) -> tuple[Kind, ...]:
+    """The registered rules of one kind, in code order."""
+    return tuple(rule for rule in ALL_RULES if isinstance(rule, kind))
 
 
 def lookup(code_or_name: str) -> Rule | None:

@@ -14,12 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import CrdRule
+from upgrade_guard.subjects import CrdPair
 
 
-def compare(old: Crd, new: Crd) -> Iterator[Change]:
+def compare(pair: CrdPair) -> Iterator[Change]:
+    old, new = pair.old, pair.new
     before, after = old.conversion_strategy, new.conversion_strategy
     if before != after:
         yield Change(None, f"conversion strategy changed from {before} to {after}", before, after)

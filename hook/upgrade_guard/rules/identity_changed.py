@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import CrdRule
+from upgrade_guard.subjects import CrdPair
 
 _FIELDS = (
     ("group", "spec.group"),
@@ -30,7 +31,8 @@ def _value(crd: Crd, field: str) -> object:
     return crd.names.get(field)
 
 
-def compare(old: Crd, new: Crd) -> Iterator[Change]:
+def compare(pair: CrdPair) -> Iterator[Change]:
+    old, new = pair.old, pair.new
     for field, where in _FIELDS:
         before, after = _value(old, field), _value(new, field)
         if before != after:

@@ -1,23 +1,35 @@
 """The kinds of rule. Each module under rules/ defines one ``RULE`` of one kind.
 
-What the engine feeds a rule is its kind: a CRD rule gets both CRDs, a version rule one entry
-of spec.versions from each side, a property rule one schema node from each side. Each of
-them names in ``handles`` what it accounts for, whether or not a given change of it is
-harmful; the engine reports any other difference as unclassified (UG901), so the list of
-what the engine covers is the union of the rules' ``handles``.
+Every kind compares a typed subject (``subjects``) and yields changes, which the one judge
+(``judging``) makes findings of. The schema comparison's: a CRD rule gets one CRD on both
+sides (``CrdPair``), a version rule one entry of spec.versions (``VersionPair``), a property
+rule one schema node (``schema.Location``); each of them names in ``handles`` what it
+accounts for, whether or not a given change of it is harmful, and any other difference is
+unclassified (UG901), so the list of what the comparison covers is the union of the rules'
+``handles``. A check (``SubjectCheck``) gets the whole subject of its command: both CRD sets
+(a CRD removed), the hook's, verify-history's, the roles'; ``judging.run`` runs them all
+alike.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar, Generic, TypeVar
 
 from upgrade_guard import schema
-from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
-from upgrade_guard.subjects import HistorySubject, HookSubject, RoleSubject
+from upgrade_guard.subjects import (
+    CrdPair,
+    CrdSets,
+    HistorySubject,
+    HookSubject,
+    RoleSubject,
+    VersionPair,
+)
+
+Subject = TypeVar("Subject")
 
 SHOWN_NAMES = 5
 
@@ -66,7 +78,7 @@ def _registered(code: str) -> Rule:
 class CrdRule(Rule):
     """Compares the old and the new CRD; ``handles`` names top-level spec fields."""
 
-    compare: Callable[[Crd, Crd], Iterable[Change]]
+    compare: Callable[[CrdPair], Iterable[Change]]
     handles: frozenset[str]
 
 
@@ -75,7 +87,7 @@ class VersionRule(Rule):
     """Compares one entry of spec.versions on each side; ``handles`` names its fields
     (a subresource as ``subresources.<name>``)."""
 
-    compare: Callable[[Mapping[str, Any], Mapping[str, Any]], Iterable[Change]]
+    compare: Callable[[VersionPair], Iterable[Change]]
     handles: frozenset[str]
 
 
@@ -94,37 +106,44 @@ class PropertyRule(Rule):
 
 @dataclass(frozen=True, kw_only=True)
 class EngineRule(Rule):
-    """A finding the engine makes itself (a removed CRD, served versions that disagree,
-    what no rule handles, an unused declared break); its docstring says when."""
+    """A finding the engine makes as it walks the schemas (served versions that disagree,
+    what no rule handles) or the judge makes (an unused declared break or acceptance); its
+    module holds what the finding says, its docstring when."""
 
 
 @dataclass(frozen=True, kw_only=True)
-class HistoryCheck(Rule):
+class SubjectCheck(Rule, Generic[Subject]):
+    """A check of a command's whole subject: ``check`` yields each change with what it is
+    about (a CRD, a role; None for the CRDs as a whole)."""
+
+    check: Callable[[Subject], Iterable[tuple[str | None, Change]]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class CrdSetCheck(SubjectCheck[CrdSets]):
+    """A check of the new CRD set against the old one as sets (a CRD removed)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class HistoryCheck(SubjectCheck[HistorySubject]):
     """A check verify-history makes of the schema version and the other counters between a
-    baseline commit and the candidate; ``check`` yields each change with the CRD it is about
-    (None for the tree as a whole)."""
+    baseline commit and the candidate (None: the tree as a whole)."""
 
-    check: Callable[[HistorySubject], Iterable[tuple[str | None, Change]]]
     excusable: ClassVar[bool] = False
 
 
 @dataclass(frozen=True, kw_only=True)
-class HookCheck(Rule):
-    """A check the cluster hook makes besides the engine's: the chart against its images and
-    against what the cluster holds; ``check`` yields each change with the CRD it is about
-    (None for the release as a whole)."""
+class HookCheck(SubjectCheck[HookSubject]):
+    """A check the cluster hook makes besides the schema comparison: the chart against its
+    images and against what the cluster holds (None: the release as a whole)."""
 
-    check: Callable[[HookSubject], Iterable[tuple[str | None, Change]]]
     excusable: ClassVar[bool] = False
 
 
 @dataclass(frozen=True, kw_only=True)
-class RoleCheck(Rule):
+class RoleCheck(SubjectCheck[RoleSubject]):
     """Compares the operator's ClusterRoles and Roles between releases (diff, the hook) and
-    with the live ClusterRoles (the hook); ``check`` yields each change with the role it is
-    about (``Role.key``)."""
-
-    check: Callable[[RoleSubject], Iterable[tuple[str, Change]]]
+    with the live ClusterRoles (the hook), by ``Role.key``."""
 
 
 @dataclass(frozen=True, kw_only=True)

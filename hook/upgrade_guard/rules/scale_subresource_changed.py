@@ -17,6 +17,7 @@ from typing import Any
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import VersionRule
+from upgrade_guard.subjects import VersionPair
 
 
 def _scale(version: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -24,7 +25,8 @@ def _scale(version: Mapping[str, Any]) -> Mapping[str, Any] | None:
     return scale
 
 
-def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
+def compare(pair: VersionPair) -> Iterator[Change]:
+    old, new = pair.old, pair.new
     before, after = _scale(old), _scale(new)
     if before is None:
         return

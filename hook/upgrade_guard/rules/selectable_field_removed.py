@@ -17,13 +17,15 @@ from typing import Any
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import VersionRule
+from upgrade_guard.subjects import VersionPair
 
 
 def _paths(version: Mapping[str, Any]) -> list[str]:
     return [str(entry.get("jsonPath")) for entry in version.get("selectableFields") or []]
 
 
-def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
+def compare(pair: VersionPair) -> Iterator[Change]:
+    old, new = pair.old, pair.new
     kept = set(_paths(new))
     removed = [path for path in _paths(old) if path not in kept]
     if removed:

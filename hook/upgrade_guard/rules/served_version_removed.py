@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import CrdRule
+from upgrade_guard.subjects import CrdPair
 
 
-def compare(old: Crd, new: Crd) -> Iterator[Change]:
+def compare(pair: CrdPair) -> Iterator[Change]:
+    old, new = pair.old, pair.new
     for version in old.served_versions:
         if version not in new.versions:
             yield Change(None, f"served version {version} removed", old=version)

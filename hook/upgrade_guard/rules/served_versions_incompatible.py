@@ -13,8 +13,21 @@ Allowed: served versions with identical schemas, or differences the old CRD alre
 
 from __future__ import annotations
 
-from upgrade_guard.findings import Severity
-from upgrade_guard.rules.kinds import EngineRule
+from dataclasses import replace
+
+from upgrade_guard.findings import Change, Severity
+from upgrade_guard.rules.kinds import EngineRule, Rule
+
+
+def disagreement(written_as: str, read_as: str, rule: Rule, change: Change) -> Change:
+    """What objects written as one served version and read as another meet: what the schema
+    rule found between the two versions' schemas, said of them."""
+    message = (
+        f"objects written as {written_as} and read as {read_as}: {change.message}"
+        f" ({rule.code} {rule.name})"
+    )
+    return replace(change, message=message)
+
 
 RULE = EngineRule(
     code="UG110",

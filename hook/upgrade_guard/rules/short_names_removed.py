@@ -12,12 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import CrdRule
+from upgrade_guard.subjects import CrdPair
 
 
-def compare(old: Crd, new: Crd) -> Iterator[Change]:
+def compare(pair: CrdPair) -> Iterator[Change]:
+    old, new = pair.old, pair.new
     kept = set(new.names.get("shortNames") or [])
     removed = [name for name in old.names.get("shortNames") or [] if name not in kept]
     if removed:

@@ -16,13 +16,15 @@ from typing import Any
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import VersionRule
+from upgrade_guard.subjects import VersionPair
 
 
 def _has_status(version: Mapping[str, Any]) -> bool:
     return "status" in (version.get("subresources") or {})
 
 
-def compare(old: Mapping[str, Any], new: Mapping[str, Any]) -> Iterator[Change]:
+def compare(pair: VersionPair) -> Iterator[Change]:
+    old, new = pair.old, pair.new
     if _has_status(old) and not _has_status(new):
         yield Change(None, "status subresource removed")
 

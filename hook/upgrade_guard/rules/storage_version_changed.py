@@ -21,12 +21,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import CrdRule
+from upgrade_guard.subjects import CrdPair
 
 
-def compare(old: Crd, new: Crd) -> Iterator[Change]:
+def compare(pair: CrdPair) -> Iterator[Change]:
+    old, new = pair.old, pair.new
     before, after = old.storage_version, new.storage_version
     if before == after:
         return
