@@ -4,7 +4,8 @@ apiserver, the upgrade to 4.0.0 is refused by its guard Job (the real image, the
 RBAC) while a stored Backup carries the old finalizer, and passes once it carries the new
 one (tests/counters/test_controller_history.py holds the same releases to verify-history).
 Under Helm the guard also reads what the replaced release handled from its record, so the
-same rename with no migration declared is refused too, and says so."""
+same rename with no migration declared is refused too, and says so, and so is a rollback to
+3.0.0 once the Backup carries 4.0.0's finalizer."""
 
 from __future__ import annotations
 
@@ -87,5 +88,17 @@ def test_the_upgrade_is_refused_while_a_backup_carries_the_old_finalizer(
         history = helm("history", "rel", "-n", namespace, "-o", "json")
         deployed = [r for r in json.loads(history.stdout) if r["status"] == "deployed"]
         assert [r["chart"] for r in deployed] == ["example-operator-4.0.0"]
+
+        # Rolling back to 3.0.0 runs 3.0.0's own hook: the release it replaces (4.0.0, from
+        # its record) handles example.io/cleanup-v2, which 3.0.0 does not: refused.
+        rollback = helm("rollback", "rel", "1", "-n", namespace)
+        assert rollback.returncode != 0, show(rollback)
+        log = " ".join(guard.wait(5, timeout=60).log.split())
+        assert log.startswith("upgrade-guard REFUSED: pre-rollback"), log
+        assert (
+            f"carry finalizer {NEW}, which this release no longer handles: {namespace}/nightly;"
+            " deleting them never finishes (release example-operator-4.0.0 (revision 4) handles"
+            " it; no migration declared)"
+        ) in log, log
     finally:
         cluster.admin.patch(backup, {"metadata": {"finalizers": None}})
