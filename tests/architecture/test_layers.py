@@ -48,6 +48,7 @@ ONLY = {
     "yaml": {"load", "write"},
     "ryml": {"load", "write"},
     "cel_expr_python": {"validation"},
+    "google": {"validation"},
     "jsonpatch": {"validation"},
     "typer": {"cli", "commands"},
     "rich": {"report"},
