@@ -59,6 +59,14 @@ RULES: list[tuple[str, str | None]] = [
     ("self.replicas == oldSelf.replicas", None),
     ("self.replicas", "cel expression must evaluate to a bool"),
     ("self.replicas +", "Syntax error"),
+    # cel-go's literal validators (1.29+), which the C++ checker does not run
+    ("duration('1h30m') > duration('-1.5s')", None),
+    ("duration('bogus') == duration('1s')", "1:10: invalid duration argument"),
+    ("self.when < timestamp('2020-01-01T00:00:00Z')", None),
+    ("self.when < timestamp('2020-13-01T00:00:00Z')", "1:23: invalid timestamp argument"),
+    ("self.name.matches('^[a-z]+$')", None),
+    ("self.name.matches('[a-')", "1:19: invalid matches argument"),
+    ("'duration(\\'x\\')' == self.name", None),
 ]
 
 
