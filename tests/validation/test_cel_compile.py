@@ -183,3 +183,15 @@ def test_an_optional_old_self_rule_is_placed_as_written() -> None:
         " | oldSelf.value().q == 1\n"
         " | ...............^"
     )
+
+
+def test_a_field_named_like_a_map_entry_leaves_the_types_whole() -> None:
+    """protobuf names a map field's entry after it (foo: FooEntry) in the scope of the fields:
+    a field of that name would make the whole type fail to load."""
+    labels = {"type": "object", "additionalProperties": S}
+    self_type = cel_compile.decl_type(
+        {"type": "object", "properties": {"foo": labels, "FooEntry": S}}
+    )
+    assert self_type is not None
+    compiled = cel_compile.compile_rule({"rule": "self.bar == 1"}, self_type, KUBE_VERSION)
+    assert compiled.problem is not None and "undefined field 'bar'" in compiled.problem

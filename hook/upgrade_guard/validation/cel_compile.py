@@ -178,7 +178,7 @@ class _Messages:
             return name
         self.types[name] = decl
         message = self.file.message_type.add(name=name)
-        taken: set[str] = set()
+        taken = {field_name for field_name, _ in decl[1]}  # one scope: fields, nested types
         for number, (field_name, field) in enumerate(decl[1], start=1):
             self._field(message, number, field_name, field, taken)
         return name
@@ -207,7 +207,7 @@ class _Messages:
             added.label = _F.LABEL_REPEATED
             added.type = _F.TYPE_MESSAGE
             added.type_name = f".{_PACKAGE}.{message.name}.{_entry_name(name)}"
-        elif decl[0] == "map":  # two fields whose entries protobuf would name alike
+        elif decl[0] == "map":  # an entry protobuf would name as another field or entry
             self.approximate.add(name)
             added.type, added.type_name = _F.TYPE_MESSAGE, ".google.protobuf.Struct"
         else:
