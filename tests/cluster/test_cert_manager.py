@@ -276,6 +276,11 @@ def test_cert_manager_adopted_from_the_docs_through_install_upgrade_and_rollback
     assert code == 0, log + err
     assert log.startswith("upgrade-guard SAFE: pre-upgrade of 6 CRDs"), log
     assert release_status(helm, namespace) == "deployed"
+    # v1.19.0 merges the DNS01 and HTTP01 challenge ClusterRoles into one: the release
+    # records say both are dropped (UG401, a warning), whoever bound or pinned them loses them.
+    for solver in ("dns01", "http01"):
+        dropped = f"warning UG401 role-permission-removed ClusterRole cm-cert-manager-{solver}"
+        assert dropped in log, log
 
     # 5. Rolling back to v1.18.0 (revision 1): its controller reads state version 1, the
     # deployed v1.19.0 writes 2: refused, and the verdict says it is a rollback.
