@@ -139,7 +139,7 @@ class GitRepo:
         return done.returncode, json.loads(done.stdout)
 
 
-def refusals(report: dict[str, Any]) -> set[tuple[str, str]]:
+def refusals(report: dict[str, Any]) -> set[tuple[str, str | None]]:
     """(code, crd) of every finding that refuses."""
     return {
         (f["code"], f["crd"])
