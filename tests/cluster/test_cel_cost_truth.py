@@ -144,3 +144,30 @@ def test_budget_row(
     assert refused is not None and message in refused
     assert code == 2
     assert message in said
+
+
+MESSAGE = "self.name + ' is not allowed'"  # cost 314,577
+
+
+def test_a_message_expression_counts_once_toward_the_total(
+    cluster: Cluster, tmp_path: Path
+) -> None:
+    """A messageExpression's cost joins the schema's total as it is, not times its node's
+    cardinality (a rule's does): on the items of a list of 1,000 it adds 314,577."""
+    decl = cel_cost.declare(NODE, resource_root=False)
+    assert decl is not None
+    cost = cel_cost.estimate(MESSAGE, decl, result=cel_cost.STRING)
+    assert cost == 314_577
+
+    def body(others: int) -> dict[str, Any]:
+        rule = {"rule": "true", "messageExpression": MESSAGE}
+        item = {**copy.deepcopy(NODE), "x-kubernetes-validations": [rule]}
+        listed = {"type": "array", "maxItems": 1000, "items": item}
+        return _crd({"type": "object", "properties": {"spec": listed, **_fillers(others)}})
+
+    at_limit, over = body(TOTAL - cost), body(TOTAL - cost + 1)
+    assert apiserver_refusal(cluster, at_limit) is None
+    refused = apiserver_refusal(cluster, over)
+    assert refused is not None and "estimated rule cost total" in refused
+    assert tool(tmp_path, at_limit)[0] == 0
+    assert tool(tmp_path, over)[0] == 2

@@ -1061,10 +1061,11 @@ def _check_rules(root: Mapping[str, Any], prefix: Callable[[], str]) -> None:
         _fail(f"{_schema_path(problem.parts)} ({problem.keyword})", problem.detail)
 
 
-def _check_costs(root: Mapping[str, Any], unchanged: bool) -> None:
-    """The estimated cost of the schema's CEL rules within the apiserver's budgets; a
-    version whose schema an update leaves unchanged is held to the whole schema's only."""
-    for problem in cel_cost.budget_problems(root, per_expression=not unchanged)[:1]:
+def _check_costs(root: Mapping[str, Any]) -> None:
+    """The estimated cost of the schema's CEL rules within the apiserver's budgets. (An
+    update leaving a version's schema unchanged is held to the schema's total only, which
+    the schema met already.)"""
+    for problem in cel_cost.budget_problems(root)[:1]:
         if problem.field:
             _fail(_cost_where(problem), f"Forbidden: {problem.message}: {problem.expression}")
         costliest = "; ".join(f"{_cost_where(c)}: {c.expression}" for c in problem.contributors)
@@ -1185,8 +1186,8 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
             _check_schema(root, status_enabled, passed, beside)
             _check_selectable_fields((version or {}).get("selectableFields") or [], root)
             unchanged = beside is not None and schema.deep_equal(root, beside)
-            if not unchanged:  # the other side's rules compiled already
+            if not unchanged:  # the other side's rules compiled and met the budgets already
                 _check_rules(root, functools.partial(_schema_field_path, versions, index))
-            _check_costs(root, unchanged=unchanged)
+                _check_costs(root)
         except CrdInvalid as invalid:
             raise CrdInvalid(invalid.where, invalid.problem, version.get("name")) from None

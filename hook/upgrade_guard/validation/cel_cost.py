@@ -27,8 +27,10 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property, lru_cache
 from typing import Any
+
+from upgrade_guard.schema import ADDITIONAL, ITEMS
 
 from . import cel_ast
 from .cel_ast import Expr
@@ -158,18 +160,44 @@ def _is_scalar(t: CelType) -> bool:
 
 
 # The schema as CEL declares it (SchemaDeclType) ------------------------------------------
-@dataclass(eq=False)
 class Decl:
     """apiserver ``DeclType``: a type, the most elements a value of it can have (rune-bytes
     of a string, items of a list, entries of a map; 0 for the rest) and the smallest JSON it
-    can be written as."""
+    can be written as. An object's fields are declared when first read: a rule reads few of
+    a large schema's."""
 
-    kind: str  # object, list, map or a scalar kind
-    max_elements: int = 0
-    min_size: int = 1
-    fields: dict[str, Decl] = field(default_factory=dict)
-    elem: Decl | None = None
-    key: Decl | None = None
+    def __init__(
+        self,
+        kind: str,
+        max_elements: int = 0,
+        min_size: int = 1,
+        *,
+        elem: Decl | None = None,
+        key: Decl | None = None,
+        properties: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.kind = kind  # object, list, map or a scalar kind
+        self.max_elements = max_elements
+        self.min_size = min_size
+        self.elem = elem
+        self.key = key
+        self._properties = properties or {}
+        self._fields: dict[str, Decl | None] = {}
+
+    @cached_property
+    def _names(self) -> dict[str, str]:
+        """Each property's name as CEL writes it (escaped), to its name in the schema."""
+        escaped = ((_escape(name), name) for name in self._properties)
+        return {cel_name: name for cel_name, name in escaped if cel_name is not None}
+
+    def field(self, cel_name: str) -> Decl | None:
+        """The declaration of a field, or None where the object has no such field."""
+        if cel_name not in self._fields:
+            name = self._names.get(cel_name)
+            self._fields[cel_name] = (
+                None if name is None else _declare_child(self._properties[name])
+            )
+        return self._fields[cel_name]
 
     @property
     def cel_type(self) -> CelType:
@@ -182,6 +210,16 @@ class Decl:
             assert self.elem is not None
             return _t("map", STRING, self.elem.cel_type)
         return _t(self.kind)
+
+
+def _declare_child(child: Any) -> Decl | None:
+    if not isinstance(child, Mapping):
+        return None
+    return declare(child, _embedded(child))
+
+
+def _embedded(node: Mapping[str, Any]) -> bool:
+    return node.get("x-kubernetes-embedded-resource") is True
 
 
 _STRING_KEY = Decl("string", 0, 2)  # map keys: apiserver's shared StringType, MaxElements 0
@@ -235,7 +273,7 @@ def _contained(
     child = node.get(keyword)
     if not isinstance(child, Mapping):
         return None
-    elem = declare(child, child.get("x-kubernetes-embedded-resource") is True)
+    elem = _declare_child(child)
     if elem is None:
         return None
     bound = node.get(bound_keyword)
@@ -265,19 +303,16 @@ def declare(node: Mapping[str, Any] | None, resource_root: bool) -> Decl | None:
             if contained is None:
                 return None
             return Decl("map", contained[1], 2, elem=contained[0], key=_STRING_KEY)
-        required = set(node.get("required") or ())
-        fields: dict[str, Decl] = {}
+        properties = node.get("properties") or {}
         min_size = 2
-        for name, child in (node.get("properties") or {}).items():
-            child_decl = declare(child, (child or {}).get("x-kubernetes-embedded-resource") is True)
-            if child_decl is None:
+        for name in node.get("required") or ():
+            child = properties.get(name)
+            if not isinstance(child, Mapping) or child.get("default") is not None:
                 continue
-            escaped = _escape(name)
-            if escaped is not None:
-                fields[escaped] = child_decl
-            if name in required and (child or {}).get("default") is None:
-                min_size += len(name.encode()) + child_decl.min_size + 4
-        return Decl("object", 0, min_size, fields=fields)
+            child_decl = _declare_child(child)
+            if child_decl is not None:
+                min_size += len(str(name).encode()) + child_decl.min_size + 4
+        return Decl("object", 0, min_size, properties=properties)
     if kind == "string":
         max_length = node.get("maxLength")
         form = node.get("format")
@@ -607,6 +642,7 @@ class _Checker:
         self.scopes: list[dict[str, CelType]] = []
         self.types: dict[int, CelType] = {}
         self.overloads: dict[int, tuple[str, ...]] = {}
+        self.globals: dict[int, str] = {}  # calls of namespaced functions: their full name
         self.fresh = 0
 
     def _lookup(self, name: str) -> CelType | None:
@@ -701,12 +737,8 @@ class _Checker:
                 and f"{qualified}.{name}" in _signatures()
             ):
                 # a namespaced function: the checker makes it a global call
-                e.name, e.operand, target, name = (
-                    f"{qualified}.{name}",
-                    None,
-                    None,
-                    f"{qualified}.{name}",
-                )
+                name, target = f"{qualified}.{name}", None
+                self.globals[e.id] = name
         if name == "_?._":
             operand = self.check(e.args[0])
             self.check(e.args[1])
@@ -800,7 +832,7 @@ def _literal_type(value: object) -> CelType:
 
 def _field_type(operand: CelType, name: str) -> CelType:
     if operand.kind == "struct" and operand.decl is not None:
-        child = operand.decl.fields.get(name)
+        child = operand.decl.field(name)
         if child is None:
             raise NotEstimated(f"undefined field {name!r}")
         return child.cel_type
@@ -864,15 +896,11 @@ class _Node:
 
 
 class _Coster:
-    def __init__(
-        self,
-        root: Decl,
-        types: Mapping[int, CelType],
-        overloads: Mapping[int, tuple[str, ...]],
-    ) -> None:
+    def __init__(self, root: Decl, checked: _Checker) -> None:
         self.root = root
-        self.types = types
-        self.overloads = overloads
+        self.types = checked.final_types()
+        self.overloads = checked.overloads
+        self.globals = checked.globals
         self.paths: dict[int, tuple[str, ...]] = {}
         self.locals: dict[str, list[_Local]] = {}
         self.sizes: dict[int, Range] = {}
@@ -893,7 +921,7 @@ class _Coster:
                     return None
                 current = current.key
             else:
-                child = current.fields.get(name)
+                child = current.field(name)
                 if child is None:
                     return None
                 current = child
@@ -1061,7 +1089,9 @@ class _Coster:
         return total
 
     def _call(self, e: Expr) -> Range:
-        if e.name == "dyn" and e.operand is None and len(e.args) == 1:
+        name = self.globals.get(e.id, e.name)
+        operand = None if e.id in self.globals else e.operand
+        if name == "dyn" and operand is None and len(e.args) == 1:
             argument = self.cost(e.args[0])
             self.set_size(e, self.compute_size(e.args[0]))
             self.set_entry(e, self.entry_of(e.args[0]))
@@ -1076,13 +1106,13 @@ class _Coster:
             return _ZERO
         total = _ZERO
         target: _Node | None = None
-        if e.operand is not None:
-            total = total.add(self.cost(e.operand))
-            target = self.node(e.operand)
+        if operand is not None:
+            total = total.add(self.cost(operand))
+            target = self.node(operand)
         call_cost = Range(_MAX, 0)
         result: Range | None = None
         for overload in overload_ids:
-            estimate, size = self._function(e, overload, target, args, arg_costs)
+            estimate, size = self._function(e, name, overload, target, args, arg_costs)
             call_cost = call_cost.union(estimate)
             if size is not None:
                 result = size if result is None else result.union(size)
@@ -1105,6 +1135,7 @@ class _Coster:
     def _function(
         self,
         e: Expr,
+        name: str,
         overload: str,
         target: _Node | None,
         args: list[_Node],
@@ -1121,7 +1152,7 @@ class _Coster:
         if sets_factor is not None and len(args) == 2:
             product = self._size(args[0]).multiply(self._size(args[1]))
             return product.factor(sets_factor).add(_ONE).add(args_total), None
-        kubernetes = self._kubernetes(e.name, overload, target, args)
+        kubernetes = self._kubernetes(name, overload, target, args)
         if kubernetes is not None:
             estimate, size = kubernetes
             return estimate.add(args_total), size
@@ -1349,7 +1380,7 @@ def _expr_size(e: Expr) -> Range | None:
 
 # Parsing, with the two-variable macros the parser here lacks ----------------------------------
 @cache
-def _parser() -> Any:
+def _parse_environment() -> Any:
     # imported here: loading CRDs without rules does not pay for the CEL runtime
     from cel_expr_python import cel  # type: ignore[import-untyped]
     from cel_expr_python.ext import ext_optional  # type: ignore[import-untyped]
@@ -1366,11 +1397,12 @@ class _Ids:
         return self.next
 
 
+@lru_cache(maxsize=4096)
 def parse(text: str) -> Expr | None:
     """The rule's syntax tree with macros expanded as cel-go expands them, or None when it
-    does not parse."""
+    does not parse. Shared (rules repeat across versions and CRDs): never modified."""
     try:
-        tree = cel_ast.read(_parser().compile(text, disable_check=True).serialize())
+        tree = cel_ast.read(_parse_environment().compile(text, disable_check=True).serialize())
     except Exception:  # the runtime raises plain RuntimeError for any parse error
         return None
     return _expand_two_variable(tree, _Ids())
@@ -1469,10 +1501,10 @@ def estimate(
         checker.check(tree)
     except NotEstimated:
         return None
-    types = checker.final_types()
-    if types.get(tree.id) != result:
+    coster = _Coster(root, checker)
+    if coster.types.get(tree.id) != result:
         return None
-    return _Coster(root, types, checker.overloads).cost(tree).max
+    return coster.cost(tree).max
 
 
 # The budgets of a version's schema (apiextensions validation.go, cel_validation.go) ---------
@@ -1489,68 +1521,60 @@ class OverBudget:
     contributors: tuple[OverBudget, ...] = ()  # of the total: the costliest, at most 4
 
 
-def _max_elements(node: Mapping[str, Any]) -> int | None:
-    """How many children a node has at most (extractMaxElements); None: unbounded."""
+def _below(node: Mapping[str, Any], cardinality: int) -> int | None:
+    """The most times a child of ``node`` occurs, where ``node`` occurs ``cardinality``
+    times: times its bound for a list or a map (extractMaxElements); None where unbounded."""
     kind = node.get("type")
-    if kind == "object":
-        if node.get("additionalProperties") is not None:
-            bound = node.get("maxProperties")
-            return None if bound is None else _non_negative(bound)
-        return 1
     if kind == "array":
         bound = node.get("maxItems")
-        return None if bound is None else _non_negative(bound)
-    return 1
+    elif kind == "object" and node.get("additionalProperties") is not None:
+        bound = node.get("maxProperties")
+    else:
+        return cardinality
+    return None if bound is None else _mul(cardinality, _non_negative(bound))
 
 
-def _children(node: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
-    from upgrade_guard.schema import ADDITIONAL, ITEMS
-
-    additional = node.get("additionalProperties")
-    if isinstance(additional, Mapping):
-        yield ADDITIONAL, additional
-    for name, child in (node.get("properties") or {}).items():
-        if isinstance(child, Mapping):
-            yield name, child
-    items = node.get("items")
-    if isinstance(items, Mapping):
-        yield ITEMS, items
-
-
-def budget_problems(root: Mapping[str, Any], per_expression: bool = True) -> list[OverBudget]:
-    """What the apiserver refuses a version's schema for by estimated cost, in its words.
-    ``per_expression`` False: the version's schema is unchanged by an update, which the
-    apiserver then holds to the whole schema's budget only."""
+def budget_problems(root: Mapping[str, Any]) -> list[OverBudget]:
+    """What the apiserver refuses a version's schema for by estimated cost, in its words."""
     problems: list[OverBudget] = []
-    total = 0
     costly: list[tuple[int, OverBudget]] = []
-    # (node, parts, the most times it occurs: None where unbounded, a resource root)
-    stack: list[tuple[Mapping[str, Any], tuple[str, ...], int | None, bool]] = [(root, (), 1, True)]
-    while stack:
-        node, parts, cardinality, resource_root = stack.pop()
-        rules = node.get("x-kubernetes-validations") or []
-        decl = declare(node, resource_root) if rules else None
-        for index, rule in enumerate(rules):
-            if decl is None:  # no type for self: the apiserver refuses the rules uncosted
-                break
-            for key, text, expression_cost in _rule_costs(rule, decl, cardinality):
-                where = f"x-kubernetes-validations[{index}].{key}"
-                total = _add(total, expression_cost)
-                label = (
-                    "estimated rule cost" if key == "rule" else "estimated messageExpression cost"
-                )
-                if per_expression and expression_cost > PER_EXPRESSION_LIMIT:
-                    message = budget_message(label, expression_cost, PER_EXPRESSION_LIMIT)
-                    problems.append(OverBudget(parts, where, text, message))
-                if expression_cost >= PER_CRD_LIMIT // 100:
-                    costly.append((expression_cost, OverBudget(parts, where, text, "")))
-        bound = _max_elements(node)
-        child_cardinality = (
-            None if cardinality is None or bound is None else _mul(cardinality, bound)
-        )
-        for part, child in reversed(list(_children(node))):
-            embedded = child.get("x-kubernetes-embedded-resource") is True
-            stack.append((child, (*parts, part), child_cardinality, embedded))
+    total = 0
+
+    def visit(
+        node: Mapping[str, Any], parts: tuple[str, ...], cardinality: int | None, root: bool
+    ) -> None:
+        # plain dict operations: this runs for every node of every schema loaded
+        nonlocal total
+        rules = node.get("x-kubernetes-validations") or ()
+        decl = declare(node, root) if rules else None
+        if decl is not None:  # (none: the apiserver refuses the rules uncosted)
+            for index, rule in enumerate(rules):
+                for key, text, cost in _rule_costs(rule, decl, cardinality):
+                    where = f"x-kubernetes-validations[{index}].{key}"
+                    total = _add(total, cost)
+                    label = f"estimated {'rule' if key == 'rule' else 'messageExpression'} cost"
+                    if cost > PER_EXPRESSION_LIMIT:
+                        message = budget_message(label, cost, PER_EXPRESSION_LIMIT)
+                        problems.append(OverBudget(parts, where, text, message))
+                    if cost >= PER_CRD_LIMIT // 100:
+                        costly.append((cost, OverBudget(parts, where, text, "")))
+        additional = node.get("additionalProperties")
+        properties = node.get("properties")
+        items = node.get("items")
+        if not (additional or properties or items):
+            return
+        below = None if cardinality is None else _below(node, cardinality)
+        embedded = "x-kubernetes-embedded-resource"
+        if type(additional) is dict:
+            visit(additional, (*parts, ADDITIONAL), below, additional.get(embedded) is True)
+        if type(properties) is dict:
+            for name, child in properties.items():
+                if type(child) is dict:
+                    visit(child, (*parts, name), below, child.get(embedded) is True)
+        if type(items) is dict:
+            visit(items, (*parts, ITEMS), below, items.get(embedded) is True)
+
+    visit(root, (), 1, True)
     if total > PER_CRD_LIMIT:
         label = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
         message = budget_message(label, total, PER_CRD_LIMIT)
