@@ -14,16 +14,16 @@ from pathlib import Path
 
 import yaml
 from test_chart_snippets import (
-    CRD,
     EXAMPLE,
     GUARD_VALUES,
     copy_release,
+    fresh_install,
     helm_status,
     schema_version,
     show,
 )
 
-from testenv import Cluster, Image, JobRunner, ToolRunner, wait_for
+from testenv import Cluster, Image, JobRunner, ToolRunner
 
 OLD, NEW = "example.io/cleanup", "example.io/cleanup-v2"
 
@@ -36,13 +36,7 @@ def test_the_upgrade_is_refused_while_a_backup_carries_the_old_finalizer(
     guard_image: Image,
     tmp_path: Path,
 ) -> None:
-    # The example's CRD is cluster-wide: another test's release may own it.
-    cluster.admin.delete(CRD)
-    wait_for(lambda: cluster.admin.get_or_none(CRD) is None, timeout=60, what="CRD deleted")
-    guard = job_runner.expect(namespace, "rel-upgrade-guard")
-    install = helm("install", "rel", str(EXAMPLE / "3.0.0"), "-n", namespace, *GUARD_VALUES)
-    assert install.returncode == 0, show(install)
-    assert guard.wait(1, timeout=60).succeeded
+    guard = fresh_install(cluster, namespace, job_runner, helm, "3.0.0")
     # A Backup as 3.0.0's controller keeps it: carrying the finalizer it handles.
     backup = f"/apis/example.io/v1/namespaces/{namespace}/backups/nightly"
     cluster.admin.create(backup.rsplit("/", 1)[0], {

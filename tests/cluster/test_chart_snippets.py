@@ -15,7 +15,17 @@ from pathlib import Path
 import pytest
 import yaml
 
-from testenv import GUARD_IMAGE, JSON, Cluster, Image, JobRunner, KubeError, ToolRunner, wait_for
+from testenv import (
+    GUARD_IMAGE,
+    JSON,
+    Cluster,
+    Image,
+    JobHandle,
+    JobRunner,
+    KubeError,
+    ToolRunner,
+    wait_for,
+)
 from upgrade_guard.write.bundle import BUNDLE_LIMIT
 
 REPO = Path(__file__).resolve().parents[2]
@@ -45,6 +55,19 @@ def copy_release(release: str, to: Path) -> Path:
     (to / "charts" / "upgrade-guard").unlink()
     (to / "charts" / "upgrade-guard").symlink_to(SNIPPETS / "upgrade-guard")
     return to
+
+
+def fresh_install(cluster: Cluster, namespace: str, job_runner: JobRunner, helm: ToolRunner,
+                  release: str) -> JobHandle:  # fmt: skip
+    """The example release installed as `rel`, its guard passing, on a cluster without the
+    example's CRD (cluster-wide: another test's release may own it); the guard's Job."""
+    cluster.admin.delete(CRD)
+    wait_for(lambda: cluster.admin.get_or_none(CRD) is None, timeout=60, what="CRD deleted")
+    guard = job_runner.expect(namespace, "rel-upgrade-guard")
+    install = helm("install", "rel", str(EXAMPLE / release), "-n", namespace, *GUARD_VALUES)
+    assert install.returncode == 0, show(install)
+    assert guard.wait(1, timeout=60).succeeded
+    return guard
 
 
 def helm_status(helm: ToolRunner, namespace: str) -> str:
@@ -330,13 +353,7 @@ def test_an_admin_acceptance_lets_one_refused_upgrade_through_and_no_other(
     and the verdict says ACCEPTED. --reuse-values carries the value into the next chart
     version (3.0.1), where the acceptance is refused as stale instead of applied; dropping it
     lets that upgrade through."""
-    # The example's CRD is cluster-wide: another test's release may own it.
-    cluster.admin.delete(CRD)
-    wait_for(lambda: cluster.admin.get_or_none(CRD) is None, timeout=60, what="CRD deleted")
-    guard = job_runner.expect(namespace, "rel-upgrade-guard")
-    install = helm("install", "rel", str(EXAMPLE / "2.0.0"), "-n", namespace, *GUARD_VALUES)
-    assert install.returncode == 0, show(install)
-    assert guard.wait(1, timeout=60).succeeded
+    guard = fresh_install(cluster, namespace, job_runner, helm, "2.0.0")
     backups = f"/apis/example.io/v1/namespaces/{namespace}/backups"
     cluster.admin.create(backups, {"apiVersion": "example.io/v1", "kind": "Backup",
                                    "metadata": {"name": "nightly"},
