@@ -16,8 +16,11 @@ key that sets it, so a way out can name `--set SLOT.tag=...` (controllerImage is
 What the guard must know about the chart comes from the chart's own files, where
 `helm upgrade --reuse-values` cannot keep a stale copy: Chart.yaml's annotations
 (upgrade-guard.io/controller-state-version and any other counter the policy pairs with the
-image, upgrade-guard.io/crds: every CRD a release of the chart may apply, and
-upgrade-guard.io/crd-templates: the template files that render them), the image table, and
+image, upgrade-guard.io/crds: every CRD a release of the chart may apply,
+upgrade-guard.io/crd-templates: the template files that render them, and optionally
+upgrade-guard.io/rbac-templates and webhook-templates: those that render the operator's
+ClusterRoles and webhook configurations, which the guard may then get by name), the image
+table, and
 optionally the policy and the CRD bundle (for Argo CD, which keeps no release record).
 Every object also carries Argo CD's hook annotations: Argo CD ignores Helm's once an object
 has any of its own.
