@@ -235,3 +235,16 @@ def test_a_policy_outside_the_repository_is_the_same_on_both_sides(
         f"{outside} lies outside the repository: its controllers are the same on both sides,"
         " so no change of them is seen"
     ]
+
+
+def test_a_controller_of_a_crd_the_candidate_lacks_is_noted(repo: GitRepo) -> None:
+    """A misspelt CRD name would turn the checks off for the CRD meant: the report says so,
+    with the nearest name (a policy may serve other directories: a note, not a refusal)."""
+    repo.write(POLICY, yaml.safe_dump({"controllers": [{"crd": "widget.example.com"}]}))
+    repo.release(widget(), schema_version=1)
+    code, report = repo.verify()
+    assert code == 0, report
+    assert report["history"]["notes"] == [
+        f"{POLICY}: controllers names widget.example.com, which is not among the candidate's"
+        f" CRDs (did you mean '{NAME}'?); nothing of it is checked"
+    ]

@@ -11,6 +11,7 @@ import typer
 from upgrade_guard.commands import options
 from upgrade_guard.counters import digest
 from upgrade_guard.counters.history import described, verify_history
+from upgrade_guard.json_schema import did_you_mean
 from upgrade_guard.load import git_tree, locations
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.load.policy_file import controllers_in_tree, policy_in_repository
@@ -96,12 +97,18 @@ def verify_history_command(
         result = verify_history(before, after, chosen, trees.reason, directory)
     except digest.DigestError as error:
         raise LoadError(str(error)) from None
+    notes = [
+        f"{chosen.source}: controllers names {name}, which is not among the candidate's"
+        f" CRDs{did_you_mean(name, after.crds)}; nothing of it is checked"
+        for name in sorted(after.controllers.keys() - after.crds.keys())
+    ]
     if chosen.controllers and policy_path is None:
-        note = (
+        notes.append(
             f"{chosen.source} lies outside the repository: its controllers are the same on"
             " both sides, so no change of them is seen"
         )
-        result = described(replace(result, notes=(*result.notes, note)))
+    if notes:
+        result = described(replace(result, notes=(*result.notes, *notes)))
     outcome = result.outcome
     if output == "github":
         placed = locations.located(outcome.findings, after.crds, repository.root)
