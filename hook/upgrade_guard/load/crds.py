@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from upgrade_guard.crd import Crd, Source
@@ -70,8 +70,21 @@ def crds_from(
     namesake there is not validated twice (most of a schema is the same between releases).
     ``passed`` holds schema subtrees validated already; repeated ones (across versions,
     CRDs, the sides of a diff) are validated once."""
-    passed = set() if passed is None else passed
     found: dict[str, Crd] = {}
+    for crd in crds_of(documents, validate, beside, set() if passed is None else passed):
+        if crd.name in found:
+            raise defined_twice(crd, found[crd.name])
+        found[crd.name] = crd
+    return found
+
+
+def crds_of(
+    documents: Iterable[Document],
+    validate: bool,
+    beside: Mapping[str, Crd] | None,
+    passed: crd_validation.Passed,
+) -> Iterator[Crd]:
+    """``crds_from``'s CRDs one at a time, a name defined twice included."""
     for document in documents:
         body = document.body
         if body is None:
@@ -83,16 +96,12 @@ def crds_from(
             )
         items = body.get("items") if body.get("kind") == "List" else [body]
         for item in items if isinstance(items, list) else []:
-            if not is_crd(item):
-                continue
-            crd = _check_crd(item, document.source, validate, beside, passed)
-            if crd.name in found:
-                raise LoadError(
-                    f"{document.source}: CRD {crd.name} is defined twice (also in"
-                    f" {found[crd.name].source})"
-                )
-            found[crd.name] = crd
-    return found
+            if is_crd(item):
+                yield _check_crd(item, document.source, validate, beside, passed)
+
+
+def defined_twice(crd: Crd, first: Crd) -> LoadError:
+    return LoadError(f"{crd.source}: CRD {crd.name} is defined twice (also in {first.source})")
 
 
 def diff_sides(

@@ -88,9 +88,9 @@ def _stdin(stream: BinaryIO, budget: int) -> bytes:
     return _read_at_most(stream, budget, 0)
 
 
-def read_files(paths: Iterable[Path], budget: int) -> Iterator[tuple[str, bytes]]:
-    """(name, bytes) per file, refusing input beyond budget bytes in all."""
-    used = 0
+def read_files(paths: Iterable[Path], budget: int, used: int = 0) -> Iterator[tuple[str, bytes]]:
+    """(name, bytes) per file, refusing input beyond budget bytes in all, of which ``used``
+    went to files read before these."""
     for path in paths:
         too_much = LoadError(
             f"{path}: input larger than the limit of {budget} bytes in all"
