@@ -1,37 +1,42 @@
 """Both sides of a diff read, checked and compared: in one process, or shared by two.
 
 A large diff is mostly reading and checking CRDs, and each file can be read and checked on its
-own, so on two cores the files of both sides are shared out to two processes (the parent and
-a fork). Each reads and checks its share and compares the CRDs whose old and new definitions
-both fell to it, before it waits for the other. The child then sends the parent the metadata
-and source of each of its CRDs (what a policy's scoping and the report's locations read), the
-CRDs whose other side the parent holds, and its changes; the parent compares those pairs and
-the removed CRDs. A file goes to a process by the CRD name it seems to hold (the first
-``name`` near its start), so that both definitions of a CRD usually meet in one process
-whatever the files are called; a wrong guess only costs sending that CRD over.
+own, so on two cores the files of both sides are shared out to this process and the one
+worker of a process pool. Each reads and checks its share as ``diff_sides`` reads a whole
+diff (the new side first, then the old side beside it) and compares the CRDs whose old and new
+definitions both fell to it. The worker returns its CRDs whole, the problems it met with the
+file each is in, and its changes; this process then puts both shares' CRDs in document order
+and compares the CRDs the shares split, the removed and the added. A file goes to a share by
+the CRD name it seems to hold (the first ``name`` near its start), so that both definitions
+of a CRD usually meet in one share whatever the files are called; a wrong guess only moves
+that comparison to this process.
 
-Only a diff without problems runs in two. When either process meets one (a file it cannot
-read, a CRD the apiserver refuses, a name defined in both shares) or anything else goes wrong,
-the diff runs again in one process, which reports the problem exactly as it always does. The
-result is the same either way; tests/load/test_diffing.py holds this over the corpus.
+A problem is reported as one process reports it. ``diff_sides`` reports first a problem
+reading the old side, then the new side's first problem (reading or checking, in document
+order), then the old side's first in checking. A share stops where one process would stop
+(reading the old side to its end), so the CRDs it returns are those one process would have
+checked before its problem; each side is then walked in document order, where a name defined
+twice is found, up to the first problem. tests/load/test_diffing.py holds both ways to one
+result over the corpus, and to one message for each problem.
 """
 
 from __future__ import annotations
 
+import marshal
+import multiprocessing
 import os
-import pickle
 import re
-import signal
-import sys
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import NamedTuple
 
 from upgrade_guard import engine, judging
 from upgrade_guard.crd import Crd, Source
-from upgrade_guard.load.crds import API_VERSION, diff_sides
+from upgrade_guard.load import crd_validation
+from upgrade_guard.load.crds import crds_of, defined_twice, diff_sides
 from upgrade_guard.load.documents import (
     STDIN,
     Document,
@@ -43,8 +48,8 @@ from upgrade_guard.load.documents import (
 )
 from upgrade_guard.policy import Policy
 
-# Below this much input (both sides), forking and sending costs about what it saves (the
-# corpus' kyverno and prometheus-operator pairs, 3 to 6 MB each, gain nothing from it).
+# Below this much input (both sides), starting the worker and sending its CRDs back cost
+# about what sharing saves.
 TWO_PROCESSES_FROM_BYTES = 16 * 1024 * 1024
 # A YAML line "  name: x" or JSON '"name": "x"' after { or ,: the first is metadata.name in
 # CRDs as generators and kubectl write them (only the share, not the result, depends on it).
@@ -64,44 +69,35 @@ class Compared:
 def read_and_compare(old: str, new: str, max_bytes: int, policy: Policy) -> Compared:
     """``diff_sides`` and ``engine.changes_between`` of the two arguments; a LoadError names
     the first problem, as ``diff_sides`` would."""
-    inputs = _inputs(old, new, max_bytes)
-    if inputs is not None:
-        compared = _in_two_processes(inputs, policy)
-        if compared is not None:
-            return compared
-    before, after = diff_sides(load_documents(old, max_bytes), load_documents(new, max_bytes))
-    return Compared(before, after, engine.changes_between(before, after, policy))
+    files = _files_to_share(old, new, max_bytes)
+    if files is None:
+        before, after = diff_sides(load_documents(old, max_bytes), load_documents(new, max_bytes))
+        return Compared(before, after, engine.changes_between(before, after, policy))
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+        sent = pool.submit(_loaded_to_send, files, max_bytes, policy)
+        own = _loaded(_share(files, worker=False), max_bytes, policy)
+        # The worker frees its share while this process merges both.
+        return _merged((own, _received(*sent.result())), files, policy)
 
 
-@dataclass(frozen=True)
-class _Inputs:
-    """Both sides' files in reading order, each with its size when listed."""
-
-    old: list[tuple[Path, int]]
-    new: list[tuple[Path, int]]
-    max_bytes: int
-
-    def order(self) -> dict[str, int]:
-        """Each file's place in reading order."""
-        return {str(path): index for index, (path, _) in enumerate(self.old + self.new)}
-
-    def sides(self, in_child: bool) -> tuple[dict[str, Crd], dict[str, Crd]]:
-        """The CRDs of the files that fall to this process. Each process sorts the files out
-        itself, so neither waits for the other; a file grown since it was listed is a
-        problem (so one process reads it all again)."""
-        return diff_sides(self._documents(self.old, in_child), self._documents(self.new, in_child))
-
-    def _documents(self, files: list[tuple[Path, int]], in_child: bool) -> Iterator[Document]:
-        mine = [(path, size) for path, size in files if _falls_to_child(path) == in_child]
-        budget = sum(size for _, size in mine)
-        for name, data in read_files([path for path, _ in mine], budget):
-            yield from documents_of(name, data, self.max_bytes)
+class _File(NamedTuple):
+    path: Path
+    place: int  # in its side's reading order
+    used: int  # bytes of its side's files before it, as listed
 
 
-def _inputs(old: str, new: str, max_bytes: int) -> _Inputs | None:
-    """The files to share out, or None where one process does better (one core, standard
-    input, little input) or where reading fails anyway (one process says why)."""
-    if STDIN in (old, new) or not hasattr(os, "fork") or len(os.sched_getaffinity(0)) < 2:
+class _Files(NamedTuple):
+    """Of both sides, or of a share of them."""
+
+    old: list[_File]
+    new: list[_File]
+
+
+def _files_to_share(old: str, new: str, max_bytes: int) -> _Files | None:
+    """Both sides' files, or None where one process does better (one core, standard input,
+    little input) or where listing them fails or they are too large (one process says
+    why)."""
+    if STDIN in (old, new) or len(os.sched_getaffinity(0)) < 2:
         return None
     try:
         sides = [[(path, path.stat().st_size) for path in files_of(side)] for side in (old, new)]
@@ -110,134 +106,174 @@ def _inputs(old: str, new: str, max_bytes: int) -> _Inputs | None:
     sizes = [sum(size for _, size in files) for files in sides]
     if sum(sizes) < TWO_PROCESSES_FROM_BYTES or max(sizes) > max_bytes:
         return None
-    return _Inputs(sides[0], sides[1], max_bytes)
+    return _Files(_listed(sides[0]), _listed(sides[1]))
 
 
-def _falls_to_child(path: Path) -> bool:
-    """Whether the child reads path: decided by the name near its start, else by its name."""
-    descriptor = os.open(path, os.O_RDONLY)
+def _listed(files: list[tuple[Path, int]]) -> list[_File]:
+    listed, used = [], 0
+    for place, (path, size) in enumerate(files):
+        listed.append(_File(path, place, used))
+        used += size
+    return listed
+
+
+def _share(files: _Files, worker: bool) -> _Files:
+    """The files that fall to the worker (or to this process). Each of the two finds its own
+    share, so neither waits for the other."""
+    return _Files(*([f for f in side if _falls_to_worker(f.path) == worker] for side in files))
+
+
+def _falls_to_worker(path: Path) -> bool:
+    """Whether the worker reads path: decided by the name near its start, else by its name."""
     try:
-        head = os.read(descriptor, _HEAD_BYTES)
-    finally:
-        os.close(descriptor)
+        with open(path, "rb") as handle:
+            head = handle.read(_HEAD_BYTES)
+    except OSError:  # reading it is then a problem, reported where one process meets it
+        head = b""
     found = _NAME_NEAR_START.search(head)
     key = found.group(1) if found else path.name.encode()
     return bool(zlib.crc32(key) & 1)
 
 
-def _send(stream: IO[bytes], message: object) -> None:
-    pickle.dump(message, stream, protocol=pickle.HIGHEST_PROTOCOL)
-    stream.flush()
+class _Problem(NamedTuple):
+    error: LoadError
+    at: int  # the index of the file it is in
 
 
-def _receive(stream: IO[bytes]) -> Any:
-    return pickle.load(stream)
+class _Problems(NamedTuple):
+    """The first problem of each kind a share met, where ``diff_sides`` would look for it."""
+
+    reading_old: _Problem | None
+    new: _Problem | None  # reading or checking the new side
+    checking_old: _Problem | None
 
 
-def _headers(crds: Mapping[str, Crd]) -> dict[str, tuple[Any, Source]]:
-    return {name: (crd.raw.get("metadata"), crd.source) for name, crd in crds.items()}
+@dataclass(frozen=True)
+class _Loaded:
+    """A share's CRDs in reading order, up to its problems, and the changes of the CRDs both
+    of whose definitions it holds (none where it met a problem)."""
+
+    before: list[Crd]
+    after: list[Crd]
+    problems: _Problems
+    changes: judging.Changes
 
 
-def _stand_in(metadata: Any, source: Source) -> Crd:
-    """A CRD the child holds, as the parent keeps it: metadata and source only (no spec, so
-    any use beyond those fails loudly)."""
-    return Crd(
-        {"apiVersion": API_VERSION, "kind": "CustomResourceDefinition", "metadata": metadata},
-        source,
-    )
+class _Side(NamedTuple):
+    crds: list[Crd]
+    checking: _Problem | None
+    reading: _Problem | None
 
 
-def _child(inputs: _Inputs, to_parent: IO[bytes], from_parent: IO[bytes], policy: Policy) -> None:
-    try:
-        before, after = inputs.sides(in_child=True)
-    except (LoadError, OSError):
-        _send(to_parent, None)
-        return
-    # Compared before anything is sent: a send blocks until the parent reads it.
-    changes = engine.changes_between(before, after, policy, before.keys() & after.keys())
-    _send(to_parent, (_headers(before), _headers(after)))
-    wanted = _receive(from_parent)
-    if wanted is None:
-        return
-    old_wanted, new_wanted = wanted
-    _send(
-        to_parent,
-        (
-            [(before[name].raw, before[name].source) for name in old_wanted],
-            [(after[name].raw, after[name].source) for name in new_wanted],
-        ),
-    )
-    _send(to_parent, changes)
+def _loaded(share: _Files, max_bytes: int, policy: Policy) -> _Loaded:
+    """A share read and checked as ``diff_sides`` reads both sides: the new side first, up to
+    its first problem; then the old side beside it, where it had none, to its first problem
+    checking, and in any case read to its end or to its first problem reading."""
+    passed: crd_validation.Passed = set()
+    after = _side(share.new, max_bytes, lambda document: crds_of((document,), True, None, passed))
+    new_problem = after.reading or after.checking
+    if new_problem is None:
+        beside = {crd.name: crd for crd in after.crds}
+        before = _side(
+            share.old,
+            max_bytes,
+            lambda document: crds_of((document,), True, beside, passed),
+            read_on=True,
+        )
+    else:
+        before = _side(share.old, max_bytes, None, read_on=True)
+    problems = _Problems(before.reading, new_problem, before.checking)
+    changes = judging.Changes(())
+    if problems == (None, None, None):
+        old, new = _by_name(before.crds), _by_name(after.crds)
+        changes = engine.changes_between(old, new, policy, old.keys() & new.keys())
+    return _Loaded(before.crds, after.crds, problems, changes)
 
 
-def _in_two_processes(inputs: _Inputs, policy: Policy) -> Compared | None:
-    """The diff shared by two processes, or None if it has to run in one."""
-    to_parent_read, to_parent_write = os.pipe()
-    from_parent_read, from_parent_write = os.pipe()
-    for stream in (sys.stdout, sys.stderr):
-        stream.flush()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into the caller
-        status = 0
+def _side(
+    files: list[_File],
+    max_bytes: int,
+    check: Callable[[Document], Iterator[Crd]] | None,
+    read_on: bool = False,
+) -> _Side:
+    """The CRDs ``check`` finds in files' documents, up to its first problem; reading stops
+    there too unless ``read_on``, and in any case at the first problem reading."""
+    crds: list[Crd] = []
+    checking = None
+    for file in files:
         try:
-            os.close(to_parent_read)
-            os.close(from_parent_write)
-            with open(to_parent_write, "wb") as out, open(from_parent_read, "rb") as back:
-                _child(inputs, out, back, policy)
-        except BaseException:
-            status = 1
-        finally:
-            os._exit(status)
-    os.close(to_parent_write)
-    os.close(from_parent_read)
-    try:
-        with open(to_parent_read, "rb") as from_child, open(from_parent_write, "wb") as to_child:
-            return _parent(inputs, from_child, to_child, policy)
-    except (LoadError, OSError, EOFError, pickle.UnpicklingError):
-        return None
-    finally:
-        os.kill(pid, signal.SIGKILL)  # unreaped, so never gone: stops a child that is not done
-        os.waitpid(pid, 0)
+            for name, data in read_files([file.path], max_bytes, file.used):
+                for document in documents_of(name, data, max_bytes):
+                    if check is None or checking is not None:
+                        continue
+                    try:
+                        crds.extend(check(document))
+                    except LoadError as error:
+                        checking = _Problem(error, file.place)
+                        if not read_on:
+                            return _Side(crds, checking, None)
+        except LoadError as error:
+            return _Side(crds, checking, _Problem(error, file.place))
+    return _Side(crds, checking, None)
 
 
-def _parent(
-    inputs: _Inputs, from_child: IO[bytes], to_child: IO[bytes], policy: Policy
-) -> Compared | None:
-    before, after = inputs.sides(in_child=False)
-    changes = engine.changes_between(before, after, policy, before.keys() & after.keys())
-    headers = _receive(from_child)
-    if headers is None:
-        return None
-    child_old, child_new = headers
-    if not (before.keys().isdisjoint(child_old) and after.keys().isdisjoint(child_new)):
-        _send(to_child, None)  # a name defined twice: one process says where
-        return None
-    old_wanted = [name for name in child_old if name in after]
-    new_wanted = [name for name in child_new if name in before]
-    _send(to_child, (old_wanted, new_wanted))
-    shipped_old, shipped_new = _receive(from_child)
-    order = inputs.order()
-    old_view = _merged(before, child_old, shipped_old, order)
-    new_view = _merged(after, child_new, shipped_new, order)
-    removed = [name for name in old_view if name not in new_view]
-    split = engine.changes_between(old_view, new_view, policy, old_wanted + new_wanted + removed)
-    child_changes: judging.Changes = _receive(from_child)
-    return Compared(old_view, new_view, changes.merged(split).merged(child_changes))
+def _by_name(crds: Iterable[Crd]) -> dict[str, Crd]:
+    return {crd.name: crd for crd in crds}
 
 
-def _merged(
-    own: dict[str, Crd],
-    child: Mapping[str, tuple[Any, Source]],
-    shipped: Iterable[tuple[Any, Source]],
-    order: Mapping[str, int],
-) -> dict[str, Crd]:
-    """One side's CRDs: the parent's, the child's it was sent whole, stand-ins for the rest;
-    in document order, as one process would have them."""
-    crds = dict(own)
-    crds.update((name, _stand_in(metadata, source)) for name, (metadata, source) in child.items())
-    for raw, source in shipped:
-        crd = Crd(raw, source)
-        crds[crd.name] = crd
-    return dict(
-        sorted(crds.items(), key=lambda item: (order[item[1].source.file], item[1].source.document))
+def _loaded_to_send(
+    files: _Files, max_bytes: int, policy: Policy
+) -> tuple[bytes, _Problems, judging.Changes]:
+    """The worker's share loaded, its CRDs as marshal's bytes (which keep a subtree the two
+    sides share once, and read back faster than pickle's)."""
+    loaded = _loaded(_share(files, worker=True), max_bytes, policy)
+    sides = [
+        [(crd.raw, crd.source.file, crd.source.document) for crd in crds]
+        for crds in (loaded.before, loaded.after)
+    ]
+    return marshal.dumps(sides), loaded.problems, loaded.changes
+
+
+def _received(crds: bytes, problems: _Problems, changes: judging.Changes) -> _Loaded:
+    before, after = (
+        [Crd(raw, Source(file, document)) for raw, file, document in side]
+        for side in marshal.loads(crds)
     )
+    return _Loaded(before, after, problems, changes)
+
+
+def _merged(loaded: tuple[_Loaded, _Loaded], files: _Files, policy: Policy) -> Compared:
+    """Both shares as one process reads and compares both sides whole."""
+    reading_old = [share.problems.reading_old for share in loaded if share.problems.reading_old]
+    if reading_old:
+        raise min(reading_old, key=lambda problem: problem.at).error
+    old_files, new_files = ({str(file.path): file.place for file in side} for side in files)
+    after = _in_order([(share.after, share.problems.new) for share in loaded], new_files)
+    before = _in_order([(share.before, share.problems.checking_old) for share in loaded], old_files)
+    compared = loaded[0].changes.merged(loaded[1].changes)
+    rest = (before.keys() | after.keys()) - compared.unchanged - compared.changed
+    changes = compared.merged(engine.changes_between(before, after, policy, rest))
+    return Compared(before, after, changes)
+
+
+def _in_order(
+    shares: Iterable[tuple[list[Crd], _Problem | None]], files: Mapping[str, int]
+) -> dict[str, Crd]:
+    """One side's CRDs by name in document order; or the first problem one process meets
+    reading them in that order: a name defined twice, or the first of the shares' problems
+    (after the CRDs its share found in the same file before it)."""
+    problems = [problem for _, problem in shares if problem is not None]
+    first = min(problems, key=lambda problem: problem.at, default=None)
+    crds: dict[str, Crd] = {}
+    for crd in sorted(
+        (crd for found, _ in shares for crd in found),
+        key=lambda crd: (files[crd.source.file], crd.source.document),
+    ):
+        if first is not None and files[crd.source.file] > first.at:
+            break
+        if crd.name in crds:
+            raise defined_twice(crd, crds[crd.name])
+        crds[crd.name] = crd
+    if first is not None:
+        raise first.error
+    return crds

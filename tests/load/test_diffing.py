@@ -31,25 +31,27 @@ def _one_process(old: str, new: str) -> diffing.Compared:
         os.sched_setaffinity(0, cores)
 
 
-def _shared_by_two(compared: diffing.Compared) -> bool:
-    """Whether the child held some CRDs: the parent keeps those as stand-ins without a spec."""
-    return any(
-        "spec" not in crd.raw for crd in [*compared.before.values(), *compared.after.values()]
+def _shared_by_two(old: str, new: str) -> bool:
+    """Whether the diff is shared, and both processes get files."""
+    files = diffing._files_to_share(old, new, DEFAULT_MAX_BYTES)
+    return files is not None and all(
+        share.old or share.new
+        for share in (diffing._share(files, worker=True), diffing._share(files, worker=False))
     )
 
 
 def _same_result(old: str, new: str) -> None:
+    assert _shared_by_two(old, new)
     one = _one_process(old, new)
     two = diffing.read_and_compare(old, new, DEFAULT_MAX_BYTES, DEFAULT_POLICY)
-    assert _shared_by_two(two) and not _shared_by_two(one)
     for side_one, side_two in ((one.before, two.before), (one.after, two.after)):
         assert list(side_one) == list(side_two)
         assert [c.source for c in side_one.values()] == [c.source for c in side_two.values()]
-        assert [c.raw.get("metadata") for c in side_one.values()] == [
-            c.raw.get("metadata") for c in side_two.values()
-        ]
+        assert [c.raw for c in side_one.values()] == [c.raw for c in side_two.values()]
     assert judging.judge(one.changes) == judging.judge(two.changes)
     assert one.changes.crds_compared == two.changes.crds_compared
+    assert one.changes.unchanged == two.changes.unchanged
+    assert one.changes.changed == two.changes.changed
 
 
 @pytest.mark.parametrize("project, old, new", pairs(), ids=lambda p: str(p))
@@ -106,24 +108,48 @@ def _crd(name: str, **schema_extra: Any) -> dict[str, Any]:
     }
 
 
-def _name_for(child: bool, start: int = 0) -> str:
-    """A CRD name that goes to the child's share (or the parent's)."""
-    for number in range(start, start + 1000):
-        name = f"things{number}.example.com"
-        if bool(zlib.crc32(name.encode()) & 1) == child:
+def _to_worker(key: str) -> bool:
+    return bool(zlib.crc32(key.encode()) & 1)
+
+
+def _name_for(worker: bool, prefix: str) -> str:
+    """A CRD name starting with prefix (names sort as their files do) that goes to the
+    worker's share (or this process's)."""
+    for number in range(1000):
+        name = f"{prefix}{number}.example.com"
+        if _to_worker(name) == worker:
             return name
     raise AssertionError("no name found")
 
 
-def _sides(tmp_path: Path, edit: dict[str, dict[str, Any]]) -> tuple[str, str]:
+def _file_for(worker: bool, prefix: str, suffix: str = ".json") -> str:
+    """A file name that goes to the worker's share (or this process's) when no CRD name is
+    found near its start."""
+    for number in range(1000):
+        name = f"{prefix}{number}{suffix}"
+        if _to_worker(name) == worker:
+            return name
+    raise AssertionError("no name found")
+
+
+# Each name's file sorts after the one before it: A_OWN, A_WORKER, B_OWN, B_WORKER, ...
+[A_OWN, A_WORKER, B_OWN, B_WORKER, C_OWN, C_WORKER, D_OWN, D_WORKER] = [
+    _name_for(worker, prefix) for prefix in "abcd" for worker in (False, True)
+]
+
+
+def _sides(tmp_path: Path, edit: dict[str, Any]) -> tuple[str, str]:
     """Eight CRDs on each side (four to each process), with edit's documents by file name."""
-    names = [_name_for(child, 100 * n) for n in range(4) for child in (False, True)]
+    names = [A_OWN, A_WORKER, B_OWN, B_WORKER, C_OWN, C_WORKER, D_OWN, D_WORKER]
     for side in ("old", "new"):
         (tmp_path / side).mkdir()
         for name in names:
             (tmp_path / side / f"{name}.json").write_text(json.dumps(_crd(name)))
     for relative, body in edit.items():
-        (tmp_path / relative).write_text(json.dumps(body) if isinstance(body, dict) else body)
+        if isinstance(body, bytes):
+            (tmp_path / relative).write_bytes(body)
+        else:
+            (tmp_path / relative).write_text(json.dumps(body) if isinstance(body, dict) else body)
     return str(tmp_path / "old"), str(tmp_path / "new")
 
 
@@ -132,7 +158,9 @@ def _shared_sides(
 ) -> tuple[str, str]:
     """_sides, small as they are, shared by two processes."""
     monkeypatch.setattr(diffing, "TWO_PROCESSES_FROM_BYTES", 0)
-    return _sides(tmp_path, edit)
+    old, new = _sides(tmp_path, edit)
+    assert _shared_by_two(old, new)
+    return old, new
 
 
 def _sent_to(decoy: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -140,28 +168,88 @@ def _sent_to(decoy: str, body: dict[str, Any]) -> dict[str, Any]:
     return {**body, "metadata": {"labels": {"name": decoy}, **body["metadata"]}}
 
 
-CHILD, PARENT = _name_for(True), _name_for(False)
+def _refused(name: str) -> dict[str, Any]:
+    return _crd(name, type="array")
+
+
 CHANGED = {"properties": {"spec": {"type": "string"}}}
+UNREADABLE = "{"
+# What is refused where (the old side's reading first, then the new side in document order,
+# then the old side's CRDs), in either share or across both; tests/load/test_diff_sides.py
+# has the same order in one process.
 PROBLEMS = {
-    "refused in the child's share": {f"new/{CHILD}.json": _crd(CHILD, type="array")},
-    "refused in the parent's share": {f"old/{PARENT}.json": _crd(PARENT, type="array")},
+    "refused in the worker's share": {f"new/{A_WORKER}.json": _refused(A_WORKER)},
+    "refused in this process's share": {f"old/{A_OWN}.json": _refused(A_OWN)},
     "refused in both shares": {
-        f"new/{CHILD}.json": _crd(CHILD, type="array"),
-        f"new/{PARENT}.json": _crd(PARENT, type="string"),
+        f"new/{A_WORKER}.json": _refused(A_WORKER),
+        f"new/{A_OWN}.json": _crd(A_OWN, type="string"),
     },
-    "unreadable in the child's share": {f"old/{CHILD}.json": "{"},
-    "defined twice, once in each share": {"new/zz.json": _sent_to(PARENT, _crd(CHILD))},
+    "refused in both shares, the worker's first": {
+        f"new/{A_WORKER}.json": _refused(A_WORKER),
+        f"new/{B_OWN}.json": _crd(B_OWN, type="string"),
+    },
+    "refused on the old side in both shares, this process's first": {
+        f"old/{B_OWN}.json": _refused(B_OWN),
+        f"old/{B_WORKER}.json": _refused(B_WORKER),
+    },
+    "unreadable in the worker's share": {f"old/{A_WORKER}.json": UNREADABLE},
+    "unreadable on the old side in both shares": {
+        f"old/{C_WORKER}.json": UNREADABLE,
+        f"old/{A_OWN}.json": UNREADABLE,
+    },
+    "the old side's reading in one share before the new side's CRDs in the other": {
+        f"old/{D_OWN}.json": UNREADABLE,
+        f"new/{A_WORKER}.json": _refused(A_WORKER),
+    },
+    "the old side's reading further on before its CRDs, across the shares": {
+        f"old/{A_WORKER}.json": _refused(A_WORKER),
+        f"old/{D_OWN}.json": UNREADABLE,
+    },
+    "the new side's reading in one share before the old side's CRDs in the other": {
+        f"old/{A_OWN}.json": _refused(A_OWN),
+        f"new/{D_WORKER}.json": UNREADABLE,
+    },
+    "the new side's reading after its CRDs in the other share": {
+        f"new/{A_OWN}.json": _refused(A_OWN),
+        f"new/{B_WORKER}.json": UNREADABLE,
+    },
+    "a document not a mapping in the worker's share": {
+        f"new/{_file_for(True, 'b')}": "[1]\n",
+        f"new/{C_OWN}.json": _refused(C_OWN),
+    },
+    "a truncated gzip file in the worker's share": {
+        f"new/{_file_for(True, 'b', '.gz')}": b"\x1f\x8b\x08"
+    },
+    "defined twice, once in each share": {"new/zz.json": _sent_to(A_OWN, _crd(A_WORKER))},
+    "defined twice in the worker's share": {"new/zz.json": _sent_to(A_WORKER, _crd(A_WORKER))},
+    "defined twice on the old side before a refused CRD further on": {
+        f"old/{_file_for(True, 'b')}": _sent_to(B_WORKER, _crd(A_OWN)),
+        f"old/{C_OWN}.json": _refused(C_OWN),
+    },
+    "a List's first CRD defined twice, in the other share, before its second refused": {
+        f"new/{C_OWN}.json": {
+            "apiVersion": "v1",
+            "kind": "List",
+            "metadata": {"name": C_OWN},
+            "items": [_crd(A_WORKER), _refused("c.example.com")],
+        }
+    },
+    "a refused CRD before a name defined twice further on in the other share": {
+        f"new/{A_WORKER}.json": _refused(A_WORKER),
+        f"new/{C_OWN}.json": _crd(A_OWN),
+    },
 }
 FINE = {
-    "a change in the child's share": {f"new/{CHILD}.json": _crd(CHILD, **CHANGED)},
-    "removed from the child's share": {f"new/{CHILD}.json": "{}"},
-    "old side in the child's share, new in the parent's": {
-        f"new/{CHILD}.json": "{}",
-        "new/zz.json": _sent_to(PARENT, _crd(CHILD, **CHANGED)),
+    "a change in the worker's share": {f"new/{A_WORKER}.json": _crd(A_WORKER, **CHANGED)},
+    "removed from the worker's share": {f"new/{A_WORKER}.json": "{}"},
+    "added in the worker's share": {"new/zz.json": _sent_to(A_WORKER, _crd("zz.example.com"))},
+    "old side in the worker's share, new in this process's": {
+        f"new/{A_WORKER}.json": "{}",
+        "new/zz.json": _sent_to(A_OWN, _crd(A_WORKER, **CHANGED)),
     },
-    "new side in the child's share, old in the parent's": {
-        f"new/{PARENT}.json": "{}",
-        "new/zz.json": _sent_to(CHILD, _crd(PARENT, **CHANGED)),
+    "new side in the worker's share, old in this process's": {
+        f"new/{A_OWN}.json": "{}",
+        "new/zz.json": _sent_to(A_WORKER, _crd(A_OWN, **CHANGED)),
     },
 }
 
@@ -176,6 +264,7 @@ def test_a_problem_is_reported_as_one_process_reports_it(
     with pytest.raises(LoadError) as shared:
         diffing.read_and_compare(old, new, DEFAULT_MAX_BYTES, DEFAULT_POLICY)
     assert str(shared.value) == str(alone.value)
+    assert str(tmp_path) in str(shared.value)
 
 
 @pytest.mark.parametrize("edit", FINE.values(), ids=FINE.keys())
