@@ -103,4 +103,13 @@ ROWS: list[tuple[str, int]] = [
     ("strings.quote(self.name) == ''", 314575),
     ("'%s'.format([self.name]) != ''", 13),
     ("matches(self.name, 'a')", 3),
+    ("self.items.sort()[0] == 'a'", 224),
+    ("self.items.reverse().size() > 0", 25),
+    ("self.items.distinct().size() > 0", 215),
+    ("lists.range(5).all(i, i > 0)", 42),
+    ("self.items.slice(1, 3).size() > 0", 17),
+    ("self.items.slice(0, self.n).size() > 0", 27),
+    ("[[1], [2]].flatten().size() > 0", 45),
+    ("[[[1]]].flatten(2).size() > 0", 45),
+    ("[self.n, 1].sort()[0] > 0", 33),
 ]

@@ -24,7 +24,7 @@ def test_estimate_is_the_apiservers(rule: str, cost: int) -> None:
     [
         ("self.name", "a rule must be a bool: the apiserver refuses it uncosted"),
         ("self.nosuch == 1", "an undefined field does not compile"),
-        ("self.items.reverse() == []", "a function not declared here"),
+        ("self.items.sortBy(x, x) == []", "a macro not expanded here"),
         ("self.name.size(", "no parse"),
     ],
 )

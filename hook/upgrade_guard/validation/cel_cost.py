@@ -7,8 +7,8 @@ Ported from the sources the apiserver is built from:
   ``pkg/cel/common/schemas.go`` ``SchemaDeclType``): ``maxLength`` (times 4: runes to
   bytes), ``maxItems`` and ``maxProperties`` where set, else what fits in a 3 MiB request;
 - the static estimate (cel-go v0.26.0 ``checker/cost.go``), with Kubernetes' function costs
-  (apiserver ``pkg/cel/library/cost.go``) and the sets library's; ``has()`` costs nothing
-  (apiserver ``environment/base.go``);
+  (apiserver ``pkg/cel/library/cost.go``) and the sets and lists libraries'; ``has()``
+  costs nothing (apiserver ``environment/base.go``);
 - the budgets (apiextensions ``pkg/apis/apiextensions/validation``): a rule's cost times
   the most times its node can occur in an object (``maxItems``/``maxProperties`` of the
   nodes above it; where one is unbounded, what fits in a request) must stay within
@@ -342,8 +342,8 @@ def declare(node: Mapping[str, Any] | None, resource_root: bool) -> Decl | None:
 # Function signatures ------------------------------------------------------------------------
 # "function overload-id [target.](params) result", types: scalars, A/B (type parameters),
 # list(T), map(K,V), optional(T) and the Kubernetes types of _NAMED. Standard CEL
-# (cel-go common/stdlib), the strings extension v2, sets, optional values and the Kubernetes
-# libraries of v1.35 (apiserver pkg/cel/library).
+# (cel-go common/stdlib), the strings extension v2, sets, lists v3 (but sortBy), optional
+# values and the Kubernetes libraries of v1.35 (apiserver pkg/cel/library).
 _COMPARABLE = (
     ("bool", "bool"),
     ("int64", "int"),
@@ -355,6 +355,12 @@ _COMPARABLE = (
     ("duration", "duration"),
 )
 _NUMERIC = (("int64", "int"), ("uint64", "uint"), ("double", "double"))
+# the lists extension's sortable types: (cel-go's type name, kind)
+_SORTABLE = (
+    ("int", "int"), ("uint", "uint"), ("double", "double"), ("bool", "bool"),
+    ("google.protobuf.Duration", "duration"), ("google.protobuf.Timestamp", "timestamp"),
+    ("string", "string"), ("bytes", "bytes"),
+)  # fmt: skip
 
 
 def _signature_lines() -> Iterator[str]:
@@ -511,6 +517,12 @@ validate format-validate Format.(string) optional(list(string))
 sets.contains list_sets_contains_list (list(A),list(A)) bool
 sets.equivalent list_sets_equivalent_list (list(A),list(A)) bool
 sets.intersects list_sets_intersects_list (list(A),list(A)) bool
+slice list_slice list(A).(int,int) list(A)
+flatten list_flatten list(list(A)).() list(A)
+flatten list_flatten_int list(dyn).(int) list(dyn)
+lists.range lists_range (int) list(int)
+reverse list_reverse list(A).() list(A)
+distinct list_distinct list(A).() list(A)
 optional.of optional_of (A) optional(A)
 optional.ofNonZeroValue optional_ofNonZeroValue (A) optional(A)
 optional.none optional_none () optional(dyn)
@@ -538,6 +550,8 @@ cel.@mapInsert cel_@mapInsert_map_map (map(A,B),map(A,B)) map(A,B)
             for right_id, right in _NUMERIC:
                 if left != right:
                     yield f"{operator} {prefix}_{left_id}_{right_id} ({left},{right}) bool"
+    for type_name, kind in _SORTABLE:
+        yield f"sort list_{type_name}_sort list({kind}).() list({kind})"
     for accessor, name in (
         ("getFullYear", "year"),
         ("getMonth", "month"),
@@ -1144,6 +1158,10 @@ class _Coster:
         args_total = _ZERO
         for cost in arg_costs:
             args_total = args_total.add(cost)
+        lists = self._lists(overload, target, args)
+        if lists is not None:
+            estimate, size = lists
+            return estimate.add(args_total), size
         sets_factor = {
             "list_sets_contains_list": 1.0,
             "list_sets_intersects_list": 1.0,
@@ -1157,6 +1175,34 @@ class _Coster:
             estimate, size = kubernetes
             return estimate.add(args_total), size
         return self._standard(e, overload, target, args, arg_costs, args_total)
+
+    def _lists(
+        self, overload: str, target: _Node | None, args: list[_Node]
+    ) -> tuple[Range, Range | None] | None:
+        """The lists extension's estimators (cel-go ext/lists.go, version 3): a new list of
+        ``size`` items at ``factor`` per item, plus the call and the list's creation."""
+        if overload == "lists_range" and target is None and len(args) == 1:
+            factor, size = 1.0, _fixed(_int_literal(args[0], _MAX))
+        elif target is None:
+            return None
+        elif overload == "list_slice" and len(args) == 2:
+            start = _int_literal(args[0], 0)
+            end = _int_literal(args[1], self._size(target).max)
+            factor, size = 1.0, _fixed((end - start) % (1 << 64))
+        elif overload in ("list_flatten", "list_flatten_int") and len(args) <= 1:
+            factor = float(_int_literal(args[0], _MAX)) if args else 1.0
+            size = self._size(target)
+        elif overload == "list_reverse" and not args:
+            factor, size = 1.0, self._size(target)
+        elif overload == "list_distinct" and not args:
+            factor, size = 2.0, self._size(target).multiply(self._size(target))
+        elif overload.endswith("_sort") and overload.startswith("list_") and not args:
+            element = target.type.params[0] if target.type.params else DYN
+            factor = 2.0 + (_STRING_TRAVERSAL if element.kind in ("string", "bytes") else 0)
+            size = self._size(target).multiply(self._size(target))
+        else:
+            return None
+        return size.factor(factor).add(_ONE).add(_fixed(10)), size
 
     def _kubernetes(
         self, function: str, overload: str, target: _Node | None, args: list[_Node]
@@ -1331,6 +1377,14 @@ class _Coster:
     @staticmethod
     def _sized(node: _Node) -> Range:
         return node.computed if node.computed is not None else _UNKNOWN
+
+
+def _int_literal(node: _Node, otherwise: int) -> int:
+    """An int literal argument's value (a negative one as 0), else ``otherwise``."""
+    value = None if node.expr is None or node.expr.kind != "literal" else node.expr.value
+    if not isinstance(value, int) or _literal_type(value) != INT:
+        return otherwise
+    return max(value, 0)
 
 
 def _replaced(length: int, replaced: int, unchanged: bool) -> tuple[int, int]:
