@@ -13,7 +13,8 @@ call, threads included.
 
 Counted over the calls whose callee is a function of upgrade_guard (comprehensions and
 lambdas folded into their function), for the whole run and for the calls that receive the
-chart's CRDs (the --crds path, a Crd, a document, a mapping of CRDs, the hook's facts):
+chart's CRDs (the --crds path, a Crd, a document, a mapping of CRDs, the hook's facts, the
+schema comparison's subjects: CrdSets, CrdPair):
 - stops: the distinct functions called, in the order the run first reaches each;
 - modules: the distinct modules they are in;
 - climbs: in that order's sequence of modules (repeats in a row folded), the steps from a
@@ -62,9 +63,9 @@ def where(frame):
         frame = frame.f_back
     return None
 crds = sys.argv[sys.argv.index("--crds") + 1]
-CARRIERS = {"Crd", "Document", "HookSubject", "LiveFacts"}
+CARRIERS = {"Crd", "Document", "HookSubject", "LiveFacts", "CrdSets", "CrdPair"}
 # Whether a value is the chart's CRDs or holds them: the --crds path, a Crd, a document, a
-# mapping of CRDs, the hook's facts.
+# mapping of CRDs, the hook's facts, the schema comparison's subjects.
 def carries(value):
     if isinstance(value, str):
         return value == crds

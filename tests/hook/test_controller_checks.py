@@ -12,7 +12,7 @@ from crd_builders import NAME, crd, obj, spec_schema, version
 from upgrade_guard.counters import hook_checks
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding
-from upgrade_guard.judging import Changes, judge
+from upgrade_guard.judging import judge
 from upgrade_guard.policy import parse_policy
 from upgrade_guard.subjects import HookSubject
 
@@ -68,8 +68,7 @@ def found(
         for each in objects:
             tally.add(each)
         carried[name] = tally.carried(complete=complete, problem=problem)
-    changes = hook_checks.hook_changes(replace(subject, carried=carried))
-    findings = judge(Changes(tuple(changes)), policy).findings
+    findings = judge(hook_checks.changes(replace(subject, carried=carried)), policy).findings
     return [f for f in findings if f.code in ("UG611", "UG612")]
 
 

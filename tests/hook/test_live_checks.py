@@ -13,7 +13,7 @@ from upgrade_guard.counters import history, hook_checks
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding
 from upgrade_guard.images import image_keys
-from upgrade_guard.judging import Changes, Placed, judge
+from upgrade_guard.judging import Changes, judge
 from upgrade_guard.load.image_table import parse_image_table
 from upgrade_guard.policy import DEFAULT_POLICY, Policy, PolicyError, parse_policy
 from upgrade_guard.report import hook_log
@@ -32,8 +32,8 @@ TABLE = parse_image_table(
 )
 
 
-def judged(changes: list[Placed], policy: Policy = DEFAULT_POLICY) -> list[Finding]:
-    return list(judge(Changes(tuple(changes)), policy).findings)
+def judged(changes: Changes, policy: Policy = DEFAULT_POLICY) -> list[Finding]:
+    return list(judge(changes, policy).findings)
 
 
 def paired(
@@ -41,7 +41,7 @@ def paired(
 ) -> list[Finding]:
     """What the hook's checks find before the cluster is read: the pairing."""
     return judged(
-        hook_checks.hook_changes(hook_checks.subject_for(policy, {}, counters, images, table)),
+        hook_checks.changes(hook_checks.subject_for(policy, {}, counters, images, table)),
         policy,
     )
 
@@ -199,7 +199,7 @@ SCHEMA = [
 )
 def test_schema_against_live(live_crd: Crd, chart_crd: Crd, codes: set[str]) -> None:
     chart, cluster = history.normalized({NAME: chart_crd}), history.normalized({NAME: live_crd})
-    found = judged(hook_checks.hook_changes(HookSubject(chart, cluster)))
+    found = judged(hook_checks.changes(HookSubject(chart, cluster)))
     assert {f.code for f in found} == codes
     assert all(f.refuses == (f.code in {"UG603", "UG604"}) for f in found)
 
@@ -210,13 +210,11 @@ def test_state_written_by_a_newer_release() -> None:
         WrittenState(2, "widgets.example.com ns/b (status.stateVersion)"),
     ]
     reads = {"controller-state-version": 2}
-    found = judged(
-        hook_checks.hook_changes(HookSubject(chart_counters=reads, written_state=written))
-    )
+    found = judged(hook_checks.changes(HookSubject(chart_counters=reads, written_state=written)))
     assert [f.code for f in found] == ["UG605"]
     assert "ns/a" in found[0].message and "ns/b" not in found[0].message
     reads = {"controller-state-version": 3}
-    assert hook_checks.hook_changes(HookSubject(chart_counters=reads, written_state=written)) == []
+    assert hook_checks.changes(HookSubject(chart_counters=reads, written_state=written)).raw == ()
 
 
 def test_state_on_live_crd_annotations() -> None:

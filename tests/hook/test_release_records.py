@@ -14,7 +14,7 @@ import pytest
 from crd_builders import crd
 from upgrade_guard.counters import hook_checks
 from upgrade_guard.crd import Crd
-from upgrade_guard.judging import Changes, judge
+from upgrade_guard.judging import judge
 from upgrade_guard.load.documents import LoadError
 from upgrade_guard.load.helm_record import Record, decode, find_operation, record_name
 from upgrade_guard.policy import DEFAULT_POLICY
@@ -152,7 +152,7 @@ def test_helm_deletes_a_dropped_crd_unless_the_live_object_keeps_it(
         dropped=dropped,
         stored={NAME: Stored(7, ("ns/a", "ns/b"))},
     )
-    outcome = judge(Changes(tuple(hook_checks.hook_changes(subject))), DEFAULT_POLICY)
+    outcome = judge(hook_checks.changes(subject), DEFAULT_POLICY)
     assert [f.code for f in outcome.findings] == (["UG608"] if refused else [])
     assert outcome.safe is not refused
     if refused:
@@ -163,7 +163,7 @@ def test_helm_deletes_a_dropped_crd_unless_the_live_object_keeps_it(
 def test_a_first_adoption_is_reported_while_no_release_ran_the_guard() -> None:
     chart = {NAME: Crd(crd())}
     first = HookSubject(chart=chart, live=chart)
-    codes = {p.rule.code for p in hook_checks.hook_changes(first)}
+    codes = {p.rule.code for p in hook_checks.changes(first).raw}
     assert "UG606" in codes
     again = HookSubject(chart=chart, live=chart, adopted=True)
-    assert "UG606" not in {p.rule.code for p in hook_checks.hook_changes(again)}
+    assert "UG606" not in {p.rule.code for p in hook_checks.changes(again).raw}

@@ -16,16 +16,15 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
-from upgrade_guard import engine
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history, hook_checks
 from upgrade_guard.crd import Crd, Source, annotations_of, stamped_number
 from upgrade_guard.findings import ExitCode, Outcome
-from upgrade_guard.judging import Acceptance, Changes, Context, judge
+from upgrade_guard.judging import Acceptance, Context, judge
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError, load_documents
 from upgrade_guard.load.helm_record import Operation, Record, decode, find_operation, record_name
@@ -48,7 +47,17 @@ from upgrade_guard.policy import (
 )
 from upgrade_guard.report import REPORTERS, hook_log
 from upgrade_guard.rules import acceptance_unused
-from upgrade_guard.subjects import Controller, HookSubject, RoleSubject, Stored, WrittenState
+from upgrade_guard.subjects import (
+    Carried,
+    Controller,
+    HookSubject,
+    RoleSubject,
+    Stored,
+    WrittenState,
+)
+
+if TYPE_CHECKING:  # imported where evidence is gathered: the CEL runtime loads slowly
+    from upgrade_guard.validation.evidence import Gathered
 
 TERMINATION_LOG_ENV = "UPGRADE_GUARD_TERMINATION_LOG"
 DEFAULT_TERMINATION_LOG = "/dev/termination-log"
@@ -469,8 +478,7 @@ def check(
     bundled, listed, chart_version = prepared.bundled, prepared.listed, admin.chart_version
     # Before the cluster is read only the pairing of chart and images can refuse; the
     # schemas are not compared yet, so no declared break or acceptance is used or unused.
-    pairing = Changes(tuple(hook_checks.hook_changes(subject)))
-    paired = judge(pairing, replace(chosen, declared_breaks=()), admin)
+    paired = judge(hook_checks.changes(subject), replace(chosen, declared_breaks=()), admin)
     unused = acceptance_unused.RULE.code
     paired = replace(paired, findings=tuple(f for f in paired.findings if f.code != unused))
     # Imported here: the kubernetes client takes a third of a second to import, and only the
@@ -543,18 +551,22 @@ def check(
                 live=cluster.manifests.roles,
             ),
         )
-        outcome = _judge(subject, chosen, cluster.server_version, admin)
-        outcome = _with_stored_objects(
-            outcome,
-            subject,
-            cluster.server_version,
-            chosen,
-            admin,
-            kubeconfig=kubeconfig,
-            context=context,
-            deadline=deadline,
+        # Run and judged once; again only where the stored objects carry what this release
+        # no longer handles (UG611, UG612), over the same schema comparison.
+        compared = hook_checks.compared_with_live(subject, chosen)
+        release = history.release_of(chosen, live_crds, chart)
+        judged = replace(admin, kube_version=cluster.server_version, release=release)
+        outcome = judge(hook_checks.changes(subject, compared), chosen, judged)
+        gathered, carried = _read_stored_objects(
+            outcome, subject, cluster.server_version, chosen,
+            kubeconfig=kubeconfig, context=context, deadline=deadline,
             limit=reach.evidence_limit,
-        )
+        )  # fmt: skip
+        if carried:
+            subject = replace(subject, carried=carried)
+            outcome = judge(hook_checks.changes(subject, compared), chosen, judged)
+        if gathered is not None:
+            outcome = gathered.applied(outcome)
     except ClusterError as error:
         _cannot_decide(ExitCode.CLUSTER_UNREACHABLE, str(error), fail_open, log)
     except typer.Exit:
@@ -773,22 +785,21 @@ def _read_cluster(
         return _Cluster(version, history.normalized(crds), written, api.attempts, manifests)
 
 
-def _with_stored_objects(
+def _read_stored_objects(
     outcome: Outcome,
     subject: HookSubject,
     server_version: tuple[int, int],
     policy: Policy,
-    admin: Context,
     *,
     kubeconfig: str | None,
     context: str | None,
     deadline: float,
     limit: int,
-) -> Outcome:
+) -> tuple[Gathered | None, dict[str, Carried]]:
     """What the stored objects say, each CRD's listed once for every check that reads them:
     evidence for the data-dependent findings, and the finalizers and condition types they
-    carry where this release stopped handling some (judged again with those). The CEL
-    runtime, which evidence needs, takes a while to load: a safe upgrade never loads it."""
+    carry where this release stopped handling some. The CEL runtime, which evidence needs,
+    takes a while to load: a safe upgrade never loads it."""
     gathered = None
     if limit and outcome.findings:
         from upgrade_guard.validation import evidence
@@ -798,11 +809,11 @@ def _with_stored_objects(
         )
     contracts = subject.to_read()
     names = list(dict.fromkeys([*(gathered.crds if gathered else ()), *contracts]))
+    carried: dict[str, Carried] = {}
     if not names:
-        return outcome
+        return gathered, carried
     from upgrade_guard.cluster.stored import stored_objects
 
-    carried = {}
     with stored_objects(
         kubeconfig=kubeconfig, context=context, deadline=deadline, limit=limit
     ) as list_stored:
@@ -818,22 +829,4 @@ def _with_stored_objects(
                 gathered.listed(name, listing)
             if tally is not None:
                 carried[name] = tally.carried(complete=listing.complete, problem=listing.problem)
-    if carried:
-        outcome = _judge(replace(subject, carried=carried), policy, server_version, admin)
-    return gathered.applied(outcome) if gathered is not None else outcome
-
-
-def _judge(
-    subject: HookSubject, policy: Policy, server_version: tuple[int, int], admin: Context
-) -> Outcome:
-    """Every check of the chart against the cluster, judged once, with the acceptances the
-    cluster admin gave (``admin``)."""
-    compared = engine.changes_between(subject.live, subject.chart, policy).merged(
-        engine.role_changes(subject.roles)
-    )
-    release = history.release_of(policy, subject.live, subject.chart)
-    return judge(
-        replace(compared, raw=tuple(hook_checks.hook_changes(subject)) + compared.raw),
-        policy,
-        replace(admin, kube_version=server_version, release=release),
-    )
+    return gathered, carried

@@ -20,12 +20,13 @@ modules under rules/), each refusal a change the one judge (``judging``) makes a
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from upgrade_guard import rules
+from upgrade_guard import engine, rules
 from upgrade_guard.crd import Crd, canonical_number, stamped_number
 from upgrade_guard.images import ImageTable
-from upgrade_guard.judging import Placed, run
+from upgrade_guard.judging import Changes, run
 from upgrade_guard.policy import CONTROLLER_STATE_VERSION, SCHEMA_VERSION, Policy, StoredState
 from upgrade_guard.rules.kinds import HookCheck
 from upgrade_guard.subjects import Carried, HookSubject, Stored, WrittenState
@@ -103,9 +104,22 @@ def subject_for(
     )
 
 
-def hook_changes(subject: HookSubject) -> list[Placed]:
-    """What every hook check finds in subject, in code order."""
-    return list(run(_HOOK_CHECKS, subject))
+NOTHING_COMPARED = Changes(())
+
+
+def changes(subject: HookSubject, compared: Changes = NOTHING_COMPARED) -> Changes:
+    """What the hook's checks find in subject, with compared: the schema comparison of the
+    live CRDs with the chart's and the roles' (``compared_with_live``), made once however
+    often the hook's own checks run (again once the stored objects are tallied)."""
+    return replace(compared, raw=run(_HOOK_CHECKS, subject) + compared.raw)
+
+
+def compared_with_live(subject: HookSubject, policy: Policy) -> Changes:
+    """The live CRDs against the chart's, and the roles of the release against the replaced
+    release's and the live ones."""
+    return engine.changes_between(subject.live, subject.chart, policy).merged(
+        engine.role_changes(subject.roles)
+    )
 
 
 def stored_state_version(location: StoredState, live: Mapping[str, Crd]) -> str | None:
