@@ -55,6 +55,8 @@ TWO_PROCESSES_FROM_BYTES = 16 * 1024 * 1024
 # CRDs as generators and kubectl write them (only the share, not the result, depends on it).
 _NAME_NEAR_START = re.compile(rb'(?m)(?:^[ ]*|[{,]\s*)"?name"?[ ]*:[ ]*"?([-.\w]+)')
 _HEAD_BYTES = 4096
+# The worker's share, in the worker (empty in this process).
+_WORKER_KEEPS: list[_Loaded] = []
 
 
 @dataclass(frozen=True)
@@ -231,6 +233,9 @@ def _loaded_to_send(
         [(crd.raw, crd.source.file, crd.source.document) for crd in crds]
         for crds in (loaded.before, loaded.after)
     ]
+    # Kept, so that the worker's end frees them at once rather than this function's return
+    # one object at a time, before its result is sent.
+    _WORKER_KEEPS.append(loaded)
     return marshal.dumps(sides), loaded.problems, loaded.changes
 
 
