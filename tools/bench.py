@@ -40,6 +40,7 @@ import contextlib
 import gc
 import itertools
 import json
+import multiprocessing
 import os
 import re
 import resource
@@ -124,6 +125,13 @@ def _one_process() -> Iterator[None]:
         yield
     finally:
         diffing.TWO_PROCESSES_FROM_BYTES = threshold
+
+
+def _workers_ended() -> None:
+    """Waits for the diff's worker, which the diff does not wait for: a child's CPU time and
+    peak RSS count once it has ended."""
+    for worker in multiprocessing.active_children():
+        worker.join()
 
 
 def _cpu_time() -> float:
@@ -216,7 +224,9 @@ def _diff_once(project: Path, one_process: bool) -> dict[str, float]:
     with _one_process() if one_process else contextlib.nullcontext():
         wall, cpu = time.perf_counter(), _cpu_time()
         _diff_all(_pairs(project))
-        return {"wall_s": time.perf_counter() - wall, "cpu_s": _cpu_time() - cpu}
+        wall = time.perf_counter() - wall
+        _workers_ended()
+        return {"wall_s": wall, "cpu_s": _cpu_time() - cpu}
 
 
 def _fresh_runs(project: Path, runs: int) -> dict[str, float]:
@@ -283,6 +293,7 @@ def main() -> int:
         return 0
     if args.rss_worker:
         _diff_all(_pairs(args.rss_worker))
+        _workers_ended()
         print(json.dumps(_peak_rss_mib()))
         return 0
     if not args.corpus.is_dir():

@@ -75,11 +75,16 @@ def read_and_compare(old: str, new: str, max_bytes: int, policy: Policy) -> Comp
     if files is None:
         before, after = diff_sides(load_documents(old, max_bytes), load_documents(new, max_bytes))
         return Compared(before, after, engine.changes_between(before, after, policy))
-    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork")) as pool:
+    pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+    try:
         sent = pool.submit(_loaded_to_send, files, max_bytes, policy)
         own = _loaded(_share(files, worker=False), max_bytes, policy)
-        # The worker frees its share while this process merges both.
-        return _merged((own, _received(*sent.result())), files, policy)
+        theirs = _received(*sent.result())
+    finally:
+        # Not waited for: the worker ends while this process goes on (the interpreter's exit
+        # waits for it).
+        pool.shutdown(wait=False)
+    return _merged((own, theirs), files, policy)
 
 
 class _File(NamedTuple):
