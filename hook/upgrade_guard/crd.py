@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import partial
 from typing import Any, Protocol
 
 _CANONICAL = re.compile(r"[1-9][0-9]*\Z")
@@ -29,59 +29,45 @@ class Source:
 
 @dataclass(frozen=True, eq=False)
 class Crd:
-    """One apiextensions.k8s.io/v1 CRD, already checked to have the shape the rules rely on."""
+    """One apiextensions.k8s.io/v1 CRD, already checked to have the shape the rules rely on.
+
+    Its facts are read once, as it is made, so every layer below reads fields and none goes
+    back to the raw CRD for them."""
 
     raw: Mapping[str, Any]
     source: Source = field(default_factory=lambda: Source("<memory>"))
+    name: str = field(init=False)
+    spec: Mapping[str, Any] = field(init=False)
+    names: Mapping[str, Any] = field(init=False)
+    versions: dict[str, Mapping[str, Any]] = field(init=False)
+    served_versions: list[str] = field(init=False)
+    storage_version: str | None = field(init=False)
+    # Versions objects may be stored at: status.storedVersions plus the storage version. The
+    # apiserver records the storage version in status.storedVersions when the CRD is created
+    # and never removes entries, so the storage version is always among them even when the
+    # file read carries no status.
+    stored_versions: list[str] = field(init=False)
+    conversion_strategy: str = field(init=False)
 
-    @property
-    def name(self) -> str:
-        return str(self.raw["metadata"]["name"])
-
-    @property
-    def spec(self) -> Mapping[str, Any]:
-        spec: Mapping[str, Any] = self.raw["spec"]
-        return spec
-
-    @property
-    def names(self) -> Mapping[str, Any]:
-        names: Mapping[str, Any] = self.spec.get("names") or {}
-        return names
-
-    @cached_property
-    def versions(self) -> dict[str, Mapping[str, Any]]:
-        return {str(version["name"]): version for version in self.spec.get("versions") or []}
-
-    @property
-    def served_versions(self) -> list[str]:
-        return [name for name, version in self.versions.items() if version.get("served")]
-
-    @property
-    def storage_version(self) -> str | None:
-        for name, version in self.versions.items():
-            if version.get("storage"):
-                return name
-        return None
-
-    @property
-    def stored_versions(self) -> list[str]:
-        """Versions objects may be stored at: status.storedVersions plus the storage version.
-
-        The apiserver records the storage version in status.storedVersions when the CRD is
-        created and never removes entries, so the storage version is always among them even
-        when the file read carries no status.
-        """
+    def __post_init__(self) -> None:
+        fact = partial(object.__setattr__, self)
+        fact("name", str(self.raw["metadata"]["name"]))
+        spec = self.raw["spec"]
+        fact("spec", spec)
+        fact("names", spec.get("names") or {})
+        versions = {str(version["name"]): version for version in spec.get("versions") or []}
+        fact("versions", versions)
+        fact("served_versions", [name for name, v in versions.items() if v.get("served")])
+        storage = next((name for name, v in versions.items() if v.get("storage")), None)
+        fact("storage_version", storage)
         status = self.raw.get("status") or {}
         stored = [str(name) for name in status.get("storedVersions") or []]
-        storage = self.storage_version
-        if storage is not None and storage not in stored:
-            stored.append(storage)
-        return stored
-
-    @property
-    def conversion_strategy(self) -> str:
-        conversion = self.spec.get("conversion") or {}
-        return str(conversion.get("strategy") or "None")
+        fact(
+            "stored_versions",
+            stored + [storage] if storage is not None and storage not in stored else stored,
+        )
+        conversion = spec.get("conversion") or {}
+        fact("conversion_strategy", str(conversion.get("strategy") or "None"))
 
     def schema_of(self, version: str) -> Mapping[str, Any]:
         validation = self.versions[version].get("schema") or {}
