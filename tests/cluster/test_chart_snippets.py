@@ -57,12 +57,17 @@ def copy_release(release: str, to: Path) -> Path:
     return to
 
 
+def without_the_example_crd(cluster: Cluster) -> None:
+    """The example's CRD deleted: cluster-wide, so another test's release may own it."""
+    cluster.admin.delete(CRD)
+    wait_for(lambda: cluster.admin.get_or_none(CRD) is None, timeout=60, what="CRD deleted")
+
+
 def fresh_install(cluster: Cluster, namespace: str, job_runner: JobRunner, helm: ToolRunner,
                   release: str) -> JobHandle:  # fmt: skip
     """The example release installed as `rel`, its guard passing, on a cluster without the
-    example's CRD (cluster-wide: another test's release may own it); the guard's Job."""
-    cluster.admin.delete(CRD)
-    wait_for(lambda: cluster.admin.get_or_none(CRD) is None, timeout=60, what="CRD deleted")
+    example's CRD; the guard's Job."""
+    without_the_example_crd(cluster)
     guard = job_runner.expect(namespace, "rel-upgrade-guard")
     install = helm("install", "rel", str(EXAMPLE / release), "-n", namespace, *GUARD_VALUES)
     assert install.returncode == 0, show(install)
@@ -245,6 +250,7 @@ def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
     helm: ToolRunner,
     guard_image: Image,
 ) -> None:
+    without_the_example_crd(cluster)
     guard = job_runner.expect(namespace, "rel-upgrade-guard")
 
     def chart(release: str) -> str:

@@ -237,8 +237,11 @@ def test_cert_manager_v1_18_to_v1_19_the_plugin_gives_the_adopted_hooks_findings
     published = tmp_path / "published" / "cert-manager"
     shutil.copytree(CHARTS / "v1.19.0", published)
     ns = ("-n", namespace)
-    hook = job_runner.expect(namespace, "cm-upgrade-guard")
-    done = helm("install", "cm", adopted_old, *ns, *BASE_VALUES, "--set", "crds.enabled=true",
+    # Not test_cert_manager's release name: its ClusterRoles, named after the release, are
+    # cluster-wide and outlive that test in the session's control plane.
+    release = "cm-plugin"
+    hook = job_runner.expect(namespace, f"{release}-upgrade-guard")
+    done = helm("install", release, adopted_old, *ns, *BASE_VALUES, "--set", "crds.enabled=true",
                 timeout=300)  # fmt: skip
     assert done.returncode == 0, show(done)
     assert hook.wait(1, timeout=240).succeeded
@@ -251,10 +254,10 @@ def test_cert_manager_v1_18_to_v1_19_the_plugin_gives_the_adopted_hooks_findings
         "--set",
         "startupapicheck.enabled=false",
     )
-    on_published = guard("upgrade", "cm", str(published), *ns, *plain)
-    on_adopted = guard("upgrade", "cm", adopted_new, *ns, "--reset-values", *BASE_VALUES,
+    on_published = guard("upgrade", release, str(published), *ns, *plain)
+    on_adopted = guard("upgrade", release, adopted_new, *ns, "--reset-values", *BASE_VALUES,
                        "--set", "crds.enabled=true")  # fmt: skip
-    upgraded = helm("upgrade", "cm", adopted_new, *ns, "--reset-values", *BASE_VALUES,
+    upgraded = helm("upgrade", release, adopted_new, *ns, "--reset-values", *BASE_VALUES,
                     "--set", "crds.enabled=true", timeout=300)  # fmt: skip
     hook_log = hook.wait(2, timeout=240).log
     for title, report in (("helm guard, published chart", on_published.stdout),
