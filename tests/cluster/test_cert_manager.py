@@ -188,13 +188,16 @@ def release_status(helm: ToolRunner, namespace: str) -> str:
 
 def store_certificates(cluster: Cluster, namespace: str) -> str:
     """An Issuer and the Certificates web and api stored without issuerRef.kind and .group
-    (v1.19.0 defaults them), after the release's webhook configurations are deleted: no
-    cert-manager webhook runs here, and the apiserver must not call it. Returns the API path
-    of the namespace's cert-manager.io objects."""
+    (v1.19.0 defaults them), after every release's cert-manager webhook configurations are
+    deleted (cluster-wide, they outlive the test that installed them): no cert-manager
+    webhook runs here, and the apiserver must not call it. Returns the API path of the
+    namespace's cert-manager.io objects."""
     for kind in ("validatingwebhookconfigurations", "mutatingwebhookconfigurations"):
-        cluster.admin.delete(
-            f"/apis/admissionregistration.k8s.io/v1/{kind}/cm-cert-manager-webhook"
-        )
+        path = f"/apis/admissionregistration.k8s.io/v1/{kind}"
+        for configuration in cluster.admin.get(path)["items"]:
+            name = configuration["metadata"]["name"]
+            if name.endswith("-cert-manager-webhook"):
+                cluster.admin.delete(f"{path}/{name}")
     base = f"/apis/cert-manager.io/v1/namespaces/{namespace}"
     cluster.admin.create(f"{base}/issuers", {
         "apiVersion": "cert-manager.io/v1", "kind": "Issuer", "metadata": {"name": "self"},
