@@ -23,12 +23,10 @@ result over the corpus, and to one message for each problem.
 from __future__ import annotations
 
 import marshal
-import multiprocessing
 import os
 import re
 import zlib
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -75,6 +73,10 @@ def read_and_compare(old: str, new: str, max_bytes: int, policy: Policy) -> Comp
     if files is None:
         before, after = diff_sides(load_documents(old, max_bytes), load_documents(new, max_bytes))
         return Compared(before, after, engine.changes_between(before, after, policy))
+    # Imported here: a diff too small to share, the usual one, does without them.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
     try:
         sent = pool.submit(_loaded_to_send, files, max_bytes, policy)

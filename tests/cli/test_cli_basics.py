@@ -147,3 +147,9 @@ def test_a_command_imports_only_its_own_code(tmp_path: Path) -> None:
     others = {f"upgrade_guard.commands.{module}" for module, _ in cli.COMMANDS.values()}
     assert not diff & (others - {"upgrade_guard.commands.diff"})
     assert not {m for m in diff if m.split(".")[0] == "kubernetes"}
+    # Nor what only other inputs and options need: the file takes the fast YAML path, the
+    # CRD holds no CEL rule, one process reads both sides, no format needs the email package,
+    # and nothing is written.
+    unneeded = {"yaml", "multiprocessing", "email", "upgrade_guard.write"}
+    unneeded |= {"upgrade_guard.validation.cel_cost", "upgrade_guard.validation.cel_compile"}
+    assert not diff & unneeded

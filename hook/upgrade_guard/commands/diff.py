@@ -13,16 +13,16 @@ from upgrade_guard.commands import options
 from upgrade_guard.counters import history
 from upgrade_guard.findings import Outcome
 from upgrade_guard.judging import Context, Release, judge
-from upgrade_guard.load import locations
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.load.rendered import read_manifests
 from upgrade_guard.policy import declared_break_entries
 from upgrade_guard.subjects import RoleSubject
-from upgrade_guard.write import declared_breaks
 
 
 def _declare_breaks(outcome: Outcome, policy: str | None, release: Release) -> None:
     """The entries carry the schema version this comparison rises to, when it rises."""
+    from upgrade_guard.write import declared_breaks  # (the writer only this option uses)
+
     rises = release.after is not None and release.after > (release.before or 0)
     entries = declared_break_entries(outcome.findings, release.after if rises else None)
     if not entries:
@@ -90,6 +90,8 @@ def diff(
     release = history.release_of(chosen, before, after)
     outcome = judge(changes, chosen, Context(version, release))
     if output == "github":
+        from upgrade_guard.load import locations  # (a YAML reader that keeps lines)
+
         outcome = replace(outcome, findings=locations.located(outcome.findings, after))
     options.write_report(outcome, output)
     if declare_breaks:

@@ -34,11 +34,14 @@ import json
 import marshal
 import re
 from collections.abc import Callable, Mapping
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from upgrade_guard import schema
-from upgrade_guard.validation import cel_cost, regexes, values
+from upgrade_guard.validation import regexes, values
 from upgrade_guard.validation.openapi import OpenAPIValidator
+
+if TYPE_CHECKING:
+    from upgrade_guard.validation import cel_cost
 
 _INT64 = (-(2**63), 2**63 - 1)
 _TYPES = ("array", "boolean", "integer", "number", "object", "string")
@@ -1051,11 +1054,7 @@ def _schema_field_path(versions: list[Any], index: int) -> str:
 def _check_rules(root: Mapping[str, Any], prefix: Callable[[], str]) -> None:
     """The schema's CEL rules, compiled as the apiserver compiles them (once the schema
     passed every other check: it compiles rules only then)."""
-    if not _holds_rules(root):
-        return
-    # Imported here: protobuf and the CEL runtime cost about 30 ms CPU to import, which a
-    # schema without rules need not pay.
-    from upgrade_guard.validation import cel_compile
+    from upgrade_guard.validation import cel_compile  # (protobuf and the CEL runtime)
 
     for problem in cel_compile.schema_problems(root, _APISERVER_VERSION, prefix):
         _fail(f"{_schema_path(problem.parts)} ({problem.keyword})", problem.detail)
@@ -1065,6 +1064,8 @@ def _check_costs(root: Mapping[str, Any]) -> None:
     """The estimated cost of the schema's CEL rules within the apiserver's budgets. (An
     update leaving a version's schema unchanged is held to the schema's total only, which
     the schema met already.)"""
+    from upgrade_guard.validation import cel_cost
+
     for problem in cel_cost.budget_problems(root)[:1]:
         if problem.field:
             _fail(_cost_where(problem), f"Forbidden: {problem.message}: {problem.expression}")
@@ -1186,7 +1187,9 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
             _check_schema(root, status_enabled, passed, beside)
             _check_selectable_fields((version or {}).get("selectableFields") or [], root)
             unchanged = beside is not None and schema.deep_equal(root, beside)
-            if not unchanged:  # the other side's rules compiled and met the budgets already
+            # Unchanged, the other side's rules compiled and met the budgets already; a schema
+            # without rules has none to compile or cost, and its run imports no CEL code.
+            if not unchanged and _holds_rules(root):
                 _check_rules(root, functools.partial(_schema_field_path, versions, index))
                 _check_costs(root)
         except CrdInvalid as invalid:

@@ -10,11 +10,14 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from upgrade_guard.load.documents import LoadError, documents_of, load_documents
-from upgrade_guard.load.git_tree import Repository, Tree
 from upgrade_guard.policy import DEFAULT_POLICY, Policy, controllers_of, parse_policy
 from upgrade_guard.subjects import Controller
+
+if TYPE_CHECKING:
+    from upgrade_guard.load.git_tree import Repository, Tree
 
 CONVENTIONAL_NAME = ".upgrade-guard.yaml"
 

@@ -11,7 +11,6 @@ Allowed: multipleOf removed, or changed to a divisor of the old value (4 -> 2).
 from __future__ import annotations
 
 from collections.abc import Iterator
-from fractions import Fraction
 
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import PropertyRule
@@ -19,6 +18,8 @@ from upgrade_guard.schema import Location
 
 
 def _divides(divisor: float, value: float) -> bool:
+    from fractions import Fraction  # (decimal and fractions, for the few multipleOf changes)
+
     quotient = Fraction(str(value)) / Fraction(str(divisor))
     return quotient.denominator == 1
 

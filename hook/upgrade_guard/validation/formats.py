@@ -11,14 +11,14 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime
+import functools
 import ipaddress
 import re
 from collections.abc import Callable
-from email.headerregistry import Address
 
 # Go's HostnamePattern; \p{L}\p{S} approximated by word characters but "_", and ASCII symbols.
 _A = r"(?:[$+<=>^`|~]|[^\W_])"
-_HOSTNAME = re.compile(
+_HOSTNAME = (
     rf"^({_A}((-?{_A}{{0,62}})?)|({_A}((({_A}|-){{0,61}}{_A})?)(\.)){{1,}}([^\W\d_]){{2,63}})$"
 )
 _UUID = {
@@ -27,16 +27,12 @@ _UUID = {
     "uuid4": r"^[0-9a-f]{8}-?[0-9a-f]{4}-?4[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$",
     "uuid5": r"^[0-9a-f]{8}-?[0-9a-f]{4}-?5[0-9a-f]{3}-?[89ab][0-9a-f]{3}-?[0-9a-f]{12}$",
 }
-_TIME_OF_DAY = re.compile(
-    r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$"
-)
-_BASE64 = re.compile(
-    r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
-)
-_SHORT_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_LONG_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DURATION_PART = re.compile(r"((\d+)\s*([A-Za-zµ]+))")
-_GO_DURATION = re.compile(r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$|^[-+]?0$")
+_TIME_OF_DAY = r"^([0-9]{2}):([0-9]{2}):([0-9]{2})(.[0-9]+)?(z|([+-][0-9]{2}:[0-9]{2}))$"
+_BASE64 = r"^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=|[A-Za-z0-9+/]{4})$"
+_SHORT_NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+_LONG_NAME = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+_DURATION_PART = r"((\d+)\s*([A-Za-zµ]+))"
+_GO_DURATION = r"^[-+]?((\d+(\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h))+$|^[-+]?0$"
 _DURATION_UNITS = (
     ("ns", "nano"),
     ("us", "µs", "micro"),
@@ -47,19 +43,26 @@ _DURATION_UNITS = (
     ("d", "day"),
     ("w", "wk", "week"),
 )
-_SSN = re.compile(r"^\d{3}[- ]?\d{2}[- ]?\d{4}$")
-_HEXCOLOR = re.compile(r"^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$")
-_RGBCOLOR = re.compile(
+_SSN = r"^\d{3}[- ]?\d{2}[- ]?\d{4}$"
+_HEXCOLOR = r"^#?([0-9a-fA-F]{3}|[0-9a-fA-F]{6})$"
+_RGBCOLOR = (
     r"^rgb\(\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])\s*,\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])"
     r"\s*,\s*(0|[1-9]\d?|1\d\d?|2[0-4]\d|25[0-5])\s*\)$"
 )
-_BSON_OBJECT_ID = re.compile(r"^[0-9a-fA-F]{24}$")
-_MAC = re.compile(
+_BSON_OBJECT_ID = r"^[0-9a-fA-F]{24}$"
+_MAC = (
     r"^([0-9A-Fa-f]{2}[:-]){5}[0-9A-Fa-f]{2}$|^([0-9A-Fa-f]{2}[:-]){7}[0-9A-Fa-f]{2}$"
     r"|^([0-9A-Fa-f]{2}[:-]){19}[0-9A-Fa-f]{2}$"
     r"|^([0-9A-Fa-f]{4}\.){2}[0-9A-Fa-f]{4}$|^([0-9A-Fa-f]{4}\.){3}[0-9A-Fa-f]{4}$"
     r"|^([0-9A-Fa-f]{4}\.){9}[0-9A-Fa-f]{4}$"
 )
+
+
+@functools.cache
+def _compiled(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    """A format's pattern, compiled when a value of it is first checked (most runs check
+    none)."""
+    return re.compile(pattern, flags)
 
 
 def is_date(text: str) -> bool:
@@ -78,16 +81,16 @@ def is_date_time(text: str) -> bool:
     parts = text.lower().split("t")
     if len(parts) < 2 or not is_date(parts[0]):
         return False
-    found = _TIME_OF_DAY.search(parts[1])
+    found = _compiled(_TIME_OF_DAY).search(parts[1])
     if not found:
         return False
     return found[1] <= "23" and found[2] <= "59" and found[3] <= "59"
 
 
 def is_duration(text: str) -> bool:
-    if _GO_DURATION.match(text):
+    if _compiled(_GO_DURATION).match(text):
         return True
-    for match in _DURATION_PART.findall(text):
+    for match in _compiled(_DURATION_PART).findall(text):
         unit = match[2].strip().lower()
         for variants in _DURATION_UNITS:
             last = len(variants) - 1
@@ -149,6 +152,8 @@ def _is_uri(text: str) -> bool:
 
 
 def _is_email(text: str) -> bool:
+    from email.headerregistry import Address  # (only this format needs the email package)
+
     match = re.fullmatch(r"\s*(?:[^<>]*<)?([^<>@\s]+)@([^<>@\s]+?)>?\s*", text)
     if not match:
         return False
@@ -160,7 +165,7 @@ def _is_email(text: str) -> bool:
 
 
 def _is_byte(text: str) -> bool:
-    if not _BASE64.match(text):
+    if not _compiled(_BASE64).match(text):
         return False
     try:
         base64.b64decode(text, validate=True)
@@ -171,7 +176,7 @@ def _is_byte(text: str) -> bool:
 
 def _is_hostname(text: str) -> bool:
     return (
-        bool(_HOSTNAME.match(text))
+        bool(_compiled(_HOSTNAME).match(text))
         and len(text) <= 255
         and all(len(part) <= 63 for part in text.split("."))
     )
@@ -215,27 +220,26 @@ def _is_creditcard(text: str) -> bool:
 
 
 def _matcher(pattern: str, flags: int = 0) -> Callable[[str], bool]:
-    compiled = re.compile(pattern, flags)
-    return lambda text: bool(compiled.match(text))
+    return lambda text: bool(_compiled(pattern, flags).match(text))
 
 
 _CHECKS: dict[str, Callable[[str], bool]] = {
-    "bsonobjectid": lambda s: bool(_BSON_OBJECT_ID.match(s)),
+    "bsonobjectid": lambda s: bool(_compiled(_BSON_OBJECT_ID).match(s)),
     "uri": _is_uri,
     "email": _is_email,
     "hostname": _is_hostname,
     "ipv4": _is_ipv4,
     "ipv6": _is_ipv6,
     "cidr": _is_cidr,
-    "mac": lambda s: bool(_MAC.match(s)),
+    "mac": lambda s: bool(_compiled(_MAC).match(s)),
     **{name: _matcher(pattern, re.IGNORECASE) for name, pattern in _UUID.items()},
     "isbn": lambda s: _is_isbn10(s) or _is_isbn13(s),
     "isbn10": _is_isbn10,
     "isbn13": _is_isbn13,
     "creditcard": _is_creditcard,
-    "ssn": lambda s: bool(_SSN.match(s)),
-    "hexcolor": lambda s: bool(_HEXCOLOR.match(s)),
-    "rgbcolor": lambda s: bool(_RGBCOLOR.match(s)),
+    "ssn": lambda s: bool(_compiled(_SSN).match(s)),
+    "hexcolor": lambda s: bool(_compiled(_HEXCOLOR).match(s)),
+    "rgbcolor": lambda s: bool(_compiled(_RGBCOLOR).match(s)),
     "byte": _is_byte,
     "password": lambda s: True,
     "date": is_date,
@@ -243,8 +247,8 @@ _CHECKS: dict[str, Callable[[str], bool]] = {
     "datetime": is_date_time,
 }
 _FROM_1_34: dict[str, Callable[[str], bool]] = {
-    "k8sshortname": lambda s: len(s) <= 63 and bool(_SHORT_NAME.match(s)),
-    "k8slongname": lambda s: len(s) <= 253 and bool(_LONG_NAME.match(s)),
+    "k8sshortname": lambda s: len(s) <= 63 and bool(_compiled(_SHORT_NAME).match(s)),
+    "k8slongname": lambda s: len(s) <= 253 and bool(_compiled(_LONG_NAME).match(s)),
 }
 
 

@@ -10,8 +10,8 @@ from typing import Any
 import yaml
 
 from upgrade_guard.load.documents import LoadError
+from upgrade_guard.load.libyaml_reader import describe
 from upgrade_guard.load.policy_file import CONVENTIONAL_NAME, find_policy
-from upgrade_guard.load.yaml_reader import describe
 from upgrade_guard.write.stamper import write_file
 
 

@@ -38,7 +38,7 @@ from typing import Any
 import yaml
 from yaml.cyaml import CParser  # type: ignore[attr-defined]
 
-from upgrade_guard.load import yaml_reader
+from upgrade_guard.load import libyaml_reader
 from upgrade_guard.load.yaml_reader import YamlError, read_documents
 from upgrade_guard.manifests import ADMISSION_GROUP, WEBHOOK_KINDS
 
@@ -290,7 +290,7 @@ def _documents(text: str) -> Iterator[_Document]:
         try:
             yield from reader.documents(whole=next(_markers(chunk, "..."), None) is not None)
         except yaml.YAMLError as error:
-            raise StampError(yaml_reader.describe(error, line)) from None
+            raise StampError(libyaml_reader.describe(error, line)) from None
         finally:
             reader.close()
         line += chunk.count("\n")
