@@ -12,6 +12,8 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperGroup
 
+from upgrade_guard import __version__
+
 # name: (module under commands/, its function)
 COMMANDS: dict[str, tuple[str, str]] = {
     "diff": ("diff", "diff"),
@@ -69,9 +71,7 @@ app = typer.Typer(
 
 def _print_version(wanted: bool) -> None:
     if wanted:
-        from importlib import metadata
-
-        typer.echo(f"upgrade-guard {metadata.version('upgrade-guard')}")
+        typer.echo(f"upgrade-guard {__version__}")
         raise typer.Exit()
 
 

@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
 import yaml
+
+import upgrade_guard
 
 REPO = Path(__file__).resolve().parents[2]
 WORKFLOW = REPO / ".github" / "workflows" / "release.yml"
@@ -33,7 +34,7 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 
 
 def test_build_makes_one_sdist_and_one_wheel_that_twine_accepts(dist: list[Path]) -> None:
-    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    version = upgrade_guard.__version__
     assert [p.name for p in dist] == [
         f"upgrade_guard-{version}-py3-none-any.whl",
         f"upgrade_guard-{version}.tar.gz",
