@@ -153,3 +153,6 @@ def test_a_command_imports_only_its_own_code(tmp_path: Path) -> None:
     unneeded = {"yaml", "multiprocessing", "email", "upgrade_guard.write"}
     unneeded |= {"upgrade_guard.validation.cel_cost", "upgrade_guard.validation.cel_compile"}
     assert not diff & unneeded
+    # Each report format's code is imported when that format is printed: rich for text only.
+    assert "rich" in diff
+    assert "rich" not in _modules_loaded_by("diff", crds, crds, "--output", "json")

@@ -23,7 +23,7 @@ from upgrade_guard.policy import (
     PolicyError,
     canonical_number,
 )
-from upgrade_guard.report import REPORTERS, Output, Terminal, markdown
+from upgrade_guard.report import REPORTERS, Output, Terminal
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -129,7 +129,7 @@ def write_report(outcome: Outcome, output: str) -> None:
     sys.stdout.write(REPORTERS[output](outcome, terminal()))
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if output == "github" and summary_file:
-        write_step_summary(Path(summary_file), markdown.render(outcome))
+        write_step_summary(Path(summary_file), REPORTERS["markdown"](outcome))
 
 
 STEP_SUMMARY_LIMIT = 1024 * 1024  # GitHub refuses a larger job summary for a step
