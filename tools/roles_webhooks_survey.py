@@ -30,7 +30,6 @@ sys.path.insert(0, str(REPO / "tools"))
 from corpus import CORPUS, tags  # noqa: E402
 from testenv import find_binaries  # noqa: E402
 from upgrade_guard import engine  # noqa: E402
-from upgrade_guard.crd import annotations_of  # noqa: E402
 from upgrade_guard.judging import judge  # noqa: E402
 from upgrade_guard.load.rendered import read_manifests  # noqa: E402
 from upgrade_guard.manifests import Manifests  # noqa: E402
@@ -45,7 +44,7 @@ def counted(label: str, manifests: Manifests) -> None:
     stamped = [
         key
         for key, webhook in manifests.webhooks.items()
-        if any(k.startswith(PREFIX) for k in annotations_of(webhook))
+        if any(k.startswith(PREFIX) for k in webhook.annotations)
     ]
     print(
         f"{label}: {kinds.count('ClusterRole')} ClusterRoles, {kinds.count('Role')} Roles,"

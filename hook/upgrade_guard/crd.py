@@ -48,6 +48,7 @@ class Crd:
     # file read carries no status.
     stored_versions: list[str] = field(init=False)
     conversion_strategy: str = field(init=False)
+    annotations: Mapping[str, Any] = field(init=False)
 
     def __post_init__(self) -> None:
         fact = partial(object.__setattr__, self)
@@ -68,11 +69,26 @@ class Crd:
         )
         conversion = spec.get("conversion") or {}
         fact("conversion_strategy", str(conversion.get("strategy") or "None"))
+        fact("annotations", annotations_in(self.raw))
 
     def schema_of(self, version: str) -> Mapping[str, Any]:
         validation = self.versions[version].get("schema") or {}
         root: Mapping[str, Any] = validation.get("openAPIV3Schema") or {}
         return root
+
+    @property
+    def head(self) -> CrdHead:
+        return CrdHead(self.name, self.source, self.annotations)
+
+
+@dataclass(frozen=True)
+class CrdHead:
+    """What a command reads of a CRD once the CRDs are compared: its name, where it is (the
+    report's locations) and its annotations (the schema versions a diff goes between)."""
+
+    name: str
+    source: Source
+    annotations: Mapping[str, Any]
 
 
 def canonical_number(value: Any) -> int | None:
@@ -87,19 +103,19 @@ def canonical_number(value: Any) -> int | None:
 
 
 class Carrier(Protocol):
-    """What carries the contract annotations: a CRD, a webhook configuration."""
+    """What carries the contract annotations: a CRD (or its head), a webhook configuration."""
 
     @property
-    def raw(self) -> Mapping[str, Any]: ...
+    def annotations(self) -> Mapping[str, Any]: ...
 
 
-def annotations_of(crd: Carrier) -> Mapping[str, Any]:
-    metadata = crd.raw.get("metadata") or {}
+def annotations_in(raw: Mapping[str, Any]) -> Mapping[str, Any]:
+    metadata = raw.get("metadata") or {}
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
     return annotations if isinstance(annotations, Mapping) else {}
 
 
 def stamped_number(crd: Carrier, key: str) -> int | None:
     """The canonical positive decimal annotation key carries as a string, else None."""
-    value = annotations_of(crd).get(key)
+    value = crd.annotations.get(key)
     return canonical_number(value) if isinstance(value, str) else None

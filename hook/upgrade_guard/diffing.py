@@ -4,9 +4,10 @@ A large diff is mostly reading and checking CRDs, and each file can be read and 
 own, so on two cores the files of both sides are shared out to this process and the one
 worker of a process pool. Each reads and checks its share as ``diff_sides`` reads a whole
 diff (the new side first, then the old side beside it) and compares the CRDs whose old and new
-definitions both fell to it. The worker returns its CRDs whole, the problems it met with the
-file each is in, and its changes; this process then puts both shares' CRDs in document order
-and compares the CRDs the shares split, the removed and the added. A file goes to a share by
+definitions both fell to it. The worker returns the heads of its CRDs (what is read of them
+once they are compared), the problems it met with the file each is in, its changes, and
+whole only the CRDs it did not compare; this process then puts both shares' heads in document
+order and compares the CRDs the shares split, the removed and the added. A file goes to a share by
 the CRD name it seems to hold (the first ``name`` near its start), so that both definitions
 of a CRD usually meet in one share whatever the files are called; a wrong guess only moves
 that comparison to this process.
@@ -32,7 +33,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from upgrade_guard import engine, judging
-from upgrade_guard.crd import Crd, Source
+from upgrade_guard.crd import Crd, CrdHead, Source
 from upgrade_guard.load import crd_validation
 from upgrade_guard.load.crds import crds_of, defined_twice, diff_sides
 from upgrade_guard.load.documents import (
@@ -46,7 +47,7 @@ from upgrade_guard.load.documents import (
 )
 from upgrade_guard.policy import Policy
 
-# Below this much input (both sides), starting the worker and sending its CRDs back cost
+# Below this much input (both sides), starting the worker and sending its results back cost
 # about what sharing saves.
 TWO_PROCESSES_FROM_BYTES = 16 * 1024 * 1024
 # A YAML line "  name: x" or JSON '"name": "x"' after { or ,: the first is metadata.name in
@@ -59,10 +60,10 @@ _WORKER_KEEPS: list[_Loaded] = []
 
 @dataclass(frozen=True)
 class Compared:
-    """Both sides' CRDs by name, in document order, and the changes between them."""
+    """Both sides' CRD heads by name, in document order, and the changes between them."""
 
-    before: dict[str, Crd]
-    after: dict[str, Crd]
+    before: dict[str, CrdHead]
+    after: dict[str, CrdHead]
     changes: judging.Changes
 
 
@@ -72,7 +73,8 @@ def read_and_compare(old: str, new: str, max_bytes: int, policy: Policy) -> Comp
     files = _files_to_share(old, new, max_bytes)
     if files is None:
         before, after = diff_sides(load_documents(old, max_bytes), load_documents(new, max_bytes))
-        return Compared(before, after, engine.changes_between(before, after, policy))
+        changes = engine.changes_between(before, after, policy)
+        return Compared(_heads(before.values()), _heads(after.values()), changes)
     # Imported here: a diff too small to share, the usual one, does without them.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -80,7 +82,7 @@ def read_and_compare(old: str, new: str, max_bytes: int, policy: Policy) -> Comp
     pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
     try:
         sent = pool.submit(_loaded_to_send, files, max_bytes, policy)
-        own = _loaded(_share(files, worker=False), max_bytes, policy)
+        own = _for_merging(_loaded(_share(files, worker=False), max_bytes, policy))
         theirs = _received(*sent.result())
     finally:
         # Not waited for: the worker ends while this process goes on (the interpreter's exit
@@ -230,53 +232,98 @@ def _by_name(crds: Iterable[Crd]) -> dict[str, Crd]:
     return {crd.name: crd for crd in crds}
 
 
+def _heads(crds: Iterable[Crd]) -> dict[str, CrdHead]:
+    return {crd.name: crd.head for crd in crds}
+
+
+@dataclass(frozen=True)
+class _Merging:
+    """What merging needs of a share: its CRDs' heads in reading order, its problems and
+    changes, and whole (by name) the CRDs it did not compare, of each side."""
+
+    before: list[CrdHead]
+    after: list[CrdHead]
+    problems: _Problems
+    changes: judging.Changes
+    uncompared: tuple[dict[str, Crd], dict[str, Crd]]
+
+
+def _for_merging(loaded: _Loaded) -> _Merging:
+    """A share met no problem where it compared; where it met one, merging raises it and
+    compares nothing."""
+    uncompared: tuple[dict[str, Crd], dict[str, Crd]] = ({}, {})
+    if loaded.problems == (None, None, None):
+        compared = loaded.changes.unchanged | loaded.changes.changed
+        uncompared = (_uncompared(loaded.before, compared), _uncompared(loaded.after, compared))
+    before, after = ([crd.head for crd in side] for side in (loaded.before, loaded.after))
+    return _Merging(before, after, loaded.problems, loaded.changes, uncompared)
+
+
+def _uncompared(crds: Iterable[Crd], compared: frozenset[str]) -> dict[str, Crd]:
+    return {crd.name: crd for crd in crds if crd.name not in compared}
+
+
 def _loaded_to_send(
     files: _Files, max_bytes: int, policy: Policy
 ) -> tuple[bytes, _Problems, judging.Changes]:
-    """The worker's share loaded, its CRDs as marshal's bytes (which keep a subtree the two
-    sides share once, and read back faster than pickle's)."""
+    """The worker's share loaded, its heads and the CRDs it did not compare as marshal's
+    bytes (which read back faster than pickle's)."""
     loaded = _loaded(_share(files, worker=True), max_bytes, policy)
-    sides = [
-        [(crd.raw, crd.source.file, crd.source.document) for crd in crds]
-        for crds in (loaded.before, loaded.after)
+    merging = _for_merging(loaded)
+    heads = [
+        [(head.name, head.source.file, head.source.document, head.annotations) for head in side]
+        for side in (merging.before, merging.after)
+    ]
+    uncompared = [
+        [(crd.raw, crd.source.file, crd.source.document) for crd in side.values()]
+        for side in merging.uncompared
     ]
     # Kept, so that the worker's end frees them at once rather than this function's return
     # one object at a time, before its result is sent.
     _WORKER_KEEPS.append(loaded)
-    return marshal.dumps(sides), loaded.problems, loaded.changes
+    return marshal.dumps((heads, uncompared)), merging.problems, merging.changes
 
 
-def _received(crds: bytes, problems: _Problems, changes: judging.Changes) -> _Loaded:
+def _received(sent: bytes, problems: _Problems, changes: judging.Changes) -> _Merging:
+    heads, uncompared = marshal.loads(sent)
     before, after = (
-        [Crd(raw, Source(file, document)) for raw, file, document in side]
-        for side in marshal.loads(crds)
+        [
+            CrdHead(name, Source(file, document), annotations)
+            for name, file, document, annotations in side
+        ]
+        for side in heads
     )
-    return _Loaded(before, after, problems, changes)
+    old, new = (
+        _by_name(Crd(raw, Source(file, document)) for raw, file, document in side)
+        for side in uncompared
+    )
+    return _Merging(before, after, problems, changes, (old, new))
 
 
-def _merged(loaded: tuple[_Loaded, _Loaded], files: _Files, policy: Policy) -> Compared:
-    """Both shares as one process reads and compares both sides whole."""
-    reading_old = [share.problems.reading_old for share in loaded if share.problems.reading_old]
+def _merged(shares: tuple[_Merging, _Merging], files: _Files, policy: Policy) -> Compared:
+    """Both shares as one process reads and compares both sides whole. What neither share
+    compared is what each holds whole: a name in both shares is defined twice, and raised."""
+    reading_old = [share.problems.reading_old for share in shares if share.problems.reading_old]
     if reading_old:
         raise min(reading_old, key=lambda problem: problem.at).error
     old_files, new_files = ({str(file.path): file.place for file in side} for side in files)
-    after = _in_order([(share.after, share.problems.new) for share in loaded], new_files)
-    before = _in_order([(share.before, share.problems.checking_old) for share in loaded], old_files)
-    compared = loaded[0].changes.merged(loaded[1].changes)
-    rest = (before.keys() | after.keys()) - compared.unchanged - compared.changed
-    changes = compared.merged(engine.changes_between(before, after, policy, rest))
+    after = _in_order([(share.after, share.problems.new) for share in shares], new_files)
+    before = _in_order([(share.before, share.problems.checking_old) for share in shares], old_files)
+    old, new = ({**shares[0].uncompared[side], **shares[1].uncompared[side]} for side in (0, 1))
+    compared = shares[0].changes.merged(shares[1].changes)
+    changes = compared.merged(engine.changes_between(old, new, policy))
     return Compared(before, after, changes)
 
 
 def _in_order(
-    shares: Iterable[tuple[list[Crd], _Problem | None]], files: Mapping[str, int]
-) -> dict[str, Crd]:
-    """One side's CRDs by name in document order; or the first problem one process meets
-    reading them in that order: a name defined twice, or the first of the shares' problems
-    (after the CRDs its share found in the same file before it)."""
+    shares: Iterable[tuple[list[CrdHead], _Problem | None]], files: Mapping[str, int]
+) -> dict[str, CrdHead]:
+    """One side's CRD heads by name in document order; or the first problem one process
+    meets reading them in that order: a name defined twice, or the first of the shares'
+    problems (after the CRDs its share found in the same file before it)."""
     problems = [problem for _, problem in shares if problem is not None]
     first = min(problems, key=lambda problem: problem.at, default=None)
-    crds: dict[str, Crd] = {}
+    crds: dict[str, CrdHead] = {}
     for crd in sorted(
         (crd for found, _ in shares for crd in found),
         key=lambda crd: (files[crd.source.file], crd.source.document),

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from upgrade_guard.crd import Source
+from upgrade_guard.crd import Source, annotations_in
 
 RBAC_GROUP = "rbac.authorization.k8s.io"
 ADMISSION_GROUP = "admissionregistration.k8s.io"
@@ -151,6 +151,10 @@ class WebhookConfiguration:
     @property
     def key(self) -> str:
         return f"{self.kind} {self.name}"
+
+    @property
+    def annotations(self) -> Mapping[str, Any]:
+        return annotations_in(self.raw)
 
 
 @dataclass(frozen=True)

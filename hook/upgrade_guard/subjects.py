@@ -16,7 +16,6 @@ from upgrade_guard.crd import (
     SCHEMA_VERSION,
     Carrier,
     Crd,
-    annotations_of,
     stamped_number,
 )
 from upgrade_guard.findings import Change
@@ -370,7 +369,7 @@ def stamped(crds: Mapping[str, Carrier], key: str) -> Stamped:
     for name, crd in sorted(crds.items()):
         number = stamped_number(crd, key)
         if number is None:
-            missing.append((name, annotations_of(crd).get(key)))
+            missing.append((name, crd.annotations.get(key)))
         else:
             values.setdefault(number, []).append(name)
     return Stamped(values, missing)
@@ -430,7 +429,7 @@ class HistorySubject:
         rewrote them all); one finding then says so, instead of two per CRD."""
         keys = (self.version_key, self.digest_key)
         crds = self.candidate.crds.values()
-        return bool(crds) and not any(key in annotations_of(c) for c in crds for key in keys)
+        return bool(crds) and not any(key in c.annotations for c in crds for key in keys)
 
     @cached_property
     def changes(self) -> tuple[str, ...]:
@@ -445,7 +444,7 @@ class HistorySubject:
             name
             for side in (self.baseline, self.candidate)
             for name, webhook in side.webhooks.items()
-            if any(key in annotations_of(webhook) for key in keys)
+            if any(key in webhook.annotations for key in keys)
         )
 
     def carriers(self, side: Side) -> dict[str, Carrier]:

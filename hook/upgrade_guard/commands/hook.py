@@ -22,7 +22,7 @@ import typer
 
 from upgrade_guard.commands import options
 from upgrade_guard.counters import history, hook_checks
-from upgrade_guard.crd import Crd, Source, annotations_of, stamped_number
+from upgrade_guard.crd import Crd, Source, stamped_number
 from upgrade_guard.findings import ExitCode, Outcome
 from upgrade_guard.judging import Acceptance, Context, judge
 from upgrade_guard.load.crds import crds_from
@@ -690,7 +690,7 @@ def _carrying(
     return {
         key: webhook
         for key, webhook in webhooks.items()
-        if any(annotation in annotations_of(webhook) for annotation in counter_keys.values())
+        if any(annotation in webhook.annotations for annotation in counter_keys.values())
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from upgrade_guard.crd import Crd, Source
+from upgrade_guard.crd import Crd, CrdHead, Source
 from upgrade_guard.load import crd_validation
 from upgrade_guard.load.documents import Document, LoadError
 
@@ -100,7 +100,7 @@ def crds_of(
                 yield _check_crd(item, document.source, validate, beside, passed)
 
 
-def defined_twice(crd: Crd, first: Crd) -> LoadError:
+def defined_twice(crd: Crd | CrdHead, first: Crd | CrdHead) -> LoadError:
     return LoadError(f"{crd.source}: CRD {crd.name} is defined twice (also in {first.source})")
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import yaml
 
 from upgrade_guard import schema
-from upgrade_guard.crd import Crd
+from upgrade_guard.crd import Crd, CrdHead
 from upgrade_guard.findings import Finding
 
 _SEGMENT = re.compile(r'\[\]|\["(?:[^"\\]|\\.)*"\]|[^.\[]+')
@@ -97,7 +97,7 @@ def _line(document: yaml.MappingNode, version: str | None, path: str | None) -> 
 
 
 def located(
-    findings: Sequence[Finding], crds: Mapping[str, Crd], root: Path | None = None
+    findings: Sequence[Finding], crds: Mapping[str, Crd | CrdHead], root: Path | None = None
 ) -> tuple[Finding, ...]:
     """findings with ``location`` (file, line) set where the new CRD file shows them. With
     root, the CRDs' files are paths relative to it (a git work tree), shown as they are."""

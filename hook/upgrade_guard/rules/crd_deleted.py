@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.crd import annotations_of
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import HookCheck
 from upgrade_guard.subjects import HookSubject, Stored
@@ -26,7 +25,7 @@ KEEP_ANNOTATION = "helm.sh/resource-policy"
 
 def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
     for name, crd in sorted(subject.dropped.items()):
-        if crd is None or annotations_of(crd).get(KEEP_ANNOTATION) == "keep":
+        if crd is None or crd.annotations.get(KEEP_ANNOTATION) == "keep":
             continue
         held = subject.stored.get(name, Stored(0, ()))
         more = ", ..." if held.count > len(held.names) else ""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.crd import annotations_of, stamped_number
+from upgrade_guard.crd import stamped_number
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import HookCheck, listed
 from upgrade_guard.subjects import HookSubject
@@ -26,7 +26,7 @@ def check(subject: HookSubject) -> Iterator[tuple[str | None, Change]]:
     unversioned = [
         name
         for name, _, theirs in subject.both()
-        if stamped_number(theirs, key) is None and key not in annotations_of(theirs)
+        if stamped_number(theirs, key) is None and key not in theirs.annotations
     ]
     if unversioned and not subject.adopted:
         yield (

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.crd import annotations_of
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import HistoryCheck
 from upgrade_guard.subjects import HistorySubject
@@ -26,7 +25,7 @@ def check(subject: HistorySubject) -> Iterator[tuple[str, Change]]:
         return
     key = subject.digest_key
     for name, crd in sorted(subject.candidate.crds.items()):
-        carried, spec = annotations_of(crd).get(key), subject.after_digests[name]
+        carried, spec = crd.annotations.get(key), subject.after_digests[name]
         if carried != spec:
             yield (
                 name,
