@@ -5,12 +5,13 @@ own, so on two cores the files of both sides are shared out to this process and 
 worker of a process pool. Each reads and checks its share as ``diff_sides`` reads a whole
 diff (the new side first, then the old side beside it) and compares the CRDs whose old and new
 definitions both fell to it. The worker returns the heads of its CRDs (what is read of them
-once they are compared), the problems it met with the file each is in, its changes, and
-whole only the CRDs it did not compare; this process then puts both shares' heads in document
-order and compares the CRDs the shares split, the removed and the added. A file goes to a share by
-the CRD name it seems to hold (the first ``name`` near its start), so that both definitions
-of a CRD usually meet in one share whatever the files are called; a wrong guess only moves
-that comparison to this process.
+once they are compared), the problems it met with the file each is in, and its changes; this
+process then puts both shares' heads in document order and compares the CRDs the shares
+split, the removed and the added, asking the worker for those of its CRDs the comparison
+reads whole (the split and the removed; an added CRD is only named). A file goes to a share
+by the CRD name it seems to hold (the first ``name`` near its start), so that both
+definitions of a CRD usually meet in one share whatever the files are called; a wrong guess
+only moves that comparison to this process.
 
 A problem is reported as one process reports it. ``diff_sides`` reports first a problem
 reading the old side, then the new side's first problem (reading or checking, in document
@@ -27,7 +28,7 @@ import marshal
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -80,15 +81,18 @@ def read_and_compare(old: str, new: str, max_bytes: int, policy: Policy) -> Comp
     from concurrent.futures import ProcessPoolExecutor
 
     pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+
+    def their_whole(old: list[str], new: list[str]) -> _Whole:
+        return _received_whole(pool.submit(_whole_to_send, old, new).result())
+
     try:
         sent = pool.submit(_loaded_to_send, files, max_bytes, policy)
-        own = _for_merging(_loaded(_share(files, worker=False), max_bytes, policy))
-        theirs = _received(*sent.result())
+        own = _loaded(_share(files, worker=False), max_bytes, policy)
+        return _merged(own, _received(*sent.result()), files, policy, their_whole)
     finally:
         # Not waited for: the worker ends while this process goes on (the interpreter's exit
         # waits for it).
         pool.shutdown(wait=False)
-    return _merged((own, theirs), files, policy)
 
 
 class _File(NamedTuple):
@@ -236,82 +240,103 @@ def _heads(crds: Iterable[Crd]) -> dict[str, CrdHead]:
     return {crd.name: crd.head for crd in crds}
 
 
-@dataclass(frozen=True)
-class _Merging:
-    """What merging needs of a share: its CRDs' heads in reading order, its problems and
-    changes, and whole (by name) the CRDs it did not compare, of each side."""
+class _Headed(NamedTuple):
+    """What the worker sends of its share first: its CRDs' heads in reading order, its
+    problems and its changes."""
 
     before: list[CrdHead]
     after: list[CrdHead]
     problems: _Problems
     changes: judging.Changes
-    uncompared: tuple[dict[str, Crd], dict[str, Crd]]
 
 
-def _for_merging(loaded: _Loaded) -> _Merging:
-    """A share met no problem where it compared; where it met one, merging raises it and
-    compares nothing."""
-    uncompared: tuple[dict[str, Crd], dict[str, Crd]] = ({}, {})
-    if loaded.problems == (None, None, None):
-        compared = loaded.changes.unchanged | loaded.changes.changed
-        uncompared = (_uncompared(loaded.before, compared), _uncompared(loaded.after, compared))
+def _headed(loaded: _Loaded) -> _Headed:
     before, after = ([crd.head for crd in side] for side in (loaded.before, loaded.after))
-    return _Merging(before, after, loaded.problems, loaded.changes, uncompared)
+    return _Headed(before, after, loaded.problems, loaded.changes)
 
 
-def _uncompared(crds: Iterable[Crd], compared: frozenset[str]) -> dict[str, Crd]:
-    return {crd.name: crd for crd in crds if crd.name not in compared}
+_Whole = tuple[dict[str, Crd], dict[str, Crd]]
+
+
+def _whole(loaded: _Loaded, old: Collection[str], new: Collection[str]) -> _Whole:
+    """A share's CRDs of the names given, of each side."""
+    return (
+        {crd.name: crd for crd in loaded.before if crd.name in old},
+        {crd.name: crd for crd in loaded.after if crd.name in new},
+    )
 
 
 def _loaded_to_send(
     files: _Files, max_bytes: int, policy: Policy
 ) -> tuple[bytes, _Problems, judging.Changes]:
-    """The worker's share loaded, its heads and the CRDs it did not compare as marshal's
-    bytes (which read back faster than pickle's)."""
+    """In the worker: its share loaded, and its CRDs' heads as marshal's bytes (which read
+    back faster than pickle's)."""
     loaded = _loaded(_share(files, worker=True), max_bytes, policy)
-    merging = _for_merging(loaded)
+    # Kept: this process may be asked for some of them whole (_whole_to_send), and its end
+    # frees them at once rather than this function's return one object at a time, before
+    # its result is sent.
+    _WORKER_KEEPS.append(loaded)
+    headed = _headed(loaded)
     heads = [
         [(head.name, head.source.file, head.source.document, head.annotations) for head in side]
-        for side in (merging.before, merging.after)
+        for side in (headed.before, headed.after)
     ]
-    uncompared = [
-        [(crd.raw, crd.source.file, crd.source.document) for crd in side.values()]
-        for side in merging.uncompared
-    ]
-    # Kept, so that the worker's end frees them at once rather than this function's return
-    # one object at a time, before its result is sent.
-    _WORKER_KEEPS.append(loaded)
-    return marshal.dumps((heads, uncompared)), merging.problems, merging.changes
+    return marshal.dumps(heads), loaded.problems, loaded.changes
 
 
-def _received(sent: bytes, problems: _Problems, changes: judging.Changes) -> _Merging:
-    heads, uncompared = marshal.loads(sent)
+def _received(sent: bytes, problems: _Problems, changes: judging.Changes) -> _Headed:
     before, after = (
-        [
-            CrdHead(name, Source(file, document), annotations)
-            for name, file, document, annotations in side
-        ]
-        for side in heads
+        [CrdHead(name, Source(file, doc), annotations) for name, file, doc, annotations in side]
+        for side in marshal.loads(sent)
     )
+    return _Headed(before, after, problems, changes)
+
+
+def _whole_to_send(old: list[str], new: list[str]) -> bytes:
+    """In the worker: the CRDs of its share of the names given, as marshal's bytes."""
+    sides = _whole(_WORKER_KEEPS[-1], set(old), set(new))
+    return marshal.dumps(
+        [[(crd.raw, crd.source.file, crd.source.document) for crd in s.values()] for s in sides]
+    )
+
+
+def _received_whole(sent: bytes) -> _Whole:
     old, new = (
         _by_name(Crd(raw, Source(file, document)) for raw, file, document in side)
-        for side in uncompared
+        for side in marshal.loads(sent)
     )
-    return _Merging(before, after, problems, changes, (old, new))
+    return old, new
 
 
-def _merged(shares: tuple[_Merging, _Merging], files: _Files, policy: Policy) -> Compared:
-    """Both shares as one process reads and compares both sides whole. What neither share
-    compared is what each holds whole: a name in both shares is defined twice, and raised."""
+def _merged(
+    own: _Loaded,
+    theirs: _Headed,
+    files: _Files,
+    policy: Policy,
+    their_whole: Callable[[list[str], list[str]], _Whole],
+) -> Compared:
+    """Both shares as one process reads and compares both sides whole. Neither share
+    compared the CRDs they split, the removed and the added (a name in both shares is
+    defined twice, and raised): they are compared here, with this process's CRDs of them
+    and those of the worker's the comparison reads (the removed and the split), asked of it
+    whole; an added CRD is only named."""
+    shares = (_headed(own), theirs)
     reading_old = [share.problems.reading_old for share in shares if share.problems.reading_old]
     if reading_old:
         raise min(reading_old, key=lambda problem: problem.at).error
     old_files, new_files = ({str(file.path): file.place for file in side} for side in files)
     after = _in_order([(share.after, share.problems.new) for share in shares], new_files)
     before = _in_order([(share.before, share.problems.checking_old) for share in shares], old_files)
-    old, new = ({**shares[0].uncompared[side], **shares[1].uncompared[side]} for side in (0, 1))
-    compared = shares[0].changes.merged(shares[1].changes)
-    changes = compared.merged(engine.changes_between(old, new, policy))
+    compared = own.changes.merged(theirs.changes)
+    rest = (before.keys() | after.keys()) - compared.unchanged - compared.changed
+    old, new = _whole(own, rest, rest)
+    asked_old = [head.name for head in theirs.before if head.name in rest]
+    asked_new = [head.name for head in theirs.after if head.name in rest and head.name in before]
+    if asked_old or asked_new:
+        their_old, their_new = their_whole(asked_old, asked_new)
+        old.update(their_old)
+        new.update(their_new)
+    changes = compared.merged(engine.changes_between(old, new, policy, rest))
     return Compared(before, after, changes)
 
 
