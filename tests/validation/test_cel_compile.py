@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from upgrade_guard.validation import cel_compile
+from upgrade_guard.validation import cel_compile, cel_reads
 
 KUBE_VERSION = (1, 35)
 S = {"type": "string"}
@@ -110,9 +110,11 @@ def test_message_expression(expression: str, refused: str | None) -> None:
 
 
 def _problems(root: dict[str, Any]) -> list[tuple[str, str]]:
+    sites = cel_reads.sites(root)
+    verdicts = cel_compile.verdicts(sites, KUBE_VERSION)
     return [
         (p.keyword, p.detail)
-        for p in cel_compile.schema_problems(root, KUBE_VERSION, lambda: "openAPIV3Schema")
+        for p in cel_compile.schema_problems(sites, verdicts, lambda: "openAPIV3Schema")
     ]
 
 

@@ -1053,20 +1053,17 @@ def _schema_field_path(versions: list[Any], index: int) -> str:
 
 def _check_rules(root: Mapping[str, Any], prefix: Callable[[], str]) -> None:
     """The schema's CEL rules, compiled as the apiserver compiles them (once the schema
-    passed every other check: it compiles rules only then)."""
-    from upgrade_guard.validation import cel_compile  # (protobuf and the CEL runtime)
+    passed every other check: it compiles rules only then), and their estimated cost within
+    the apiserver's budgets. (An update leaving a version's schema unchanged is held to the
+    schema's total only, which the schema met already.)"""
+    # (protobuf and the CEL runtime)
+    from upgrade_guard.validation import cel_compile, cel_cost, cel_reads
 
-    for problem in cel_compile.schema_problems(root, _APISERVER_VERSION, prefix):
-        _fail(f"{_schema_path(problem.parts)} ({problem.keyword})", problem.detail)
-
-
-def _check_costs(root: Mapping[str, Any]) -> None:
-    """The estimated cost of the schema's CEL rules within the apiserver's budgets. (An
-    update leaving a version's schema unchanged is held to the schema's total only, which
-    the schema met already.)"""
-    from upgrade_guard.validation import cel_cost
-
-    for problem in cel_cost.budget_problems(root)[:1]:
+    sites = cel_reads.sites(root)
+    verdicts = cel_compile.verdicts(sites, _APISERVER_VERSION)
+    for refused in cel_compile.schema_problems(sites, verdicts, prefix):
+        _fail(f"{_schema_path(refused.parts)} ({refused.keyword})", refused.detail)
+    for problem in cel_cost.budget_problems(sites, cel_compile.estimates(verdicts))[:1]:
         if problem.field:
             _fail(_cost_where(problem), f"Forbidden: {problem.message}: {problem.expression}")
         costliest = "; ".join(f"{_cost_where(c)}: {c.expression}" for c in problem.contributors)
@@ -1191,6 +1188,5 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
             # without rules has none to compile or cost, and its run imports no CEL code.
             if not unchanged and _holds_rules(root):
                 _check_rules(root, functools.partial(_schema_field_path, versions, index))
-                _check_costs(root)
         except CrdInvalid as invalid:
             raise CrdInvalid(invalid.where, invalid.problem, version.get("name")) from None

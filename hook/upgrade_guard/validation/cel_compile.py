@@ -17,6 +17,10 @@ lists v3, two-variable comprehensions, the list overloads of ``indexOf``) are no
 Ordering across ``int``, ``uint`` and ``double`` compiles, as in cel-go's
 ``CrossTypeNumericComparisons`` (1.28+).
 
+:func:`verdicts` checks a version schema's rules (compiled, and costed by :mod:`cel_cost`),
+each once per what it reads (:mod:`cel_reads`); :func:`site_verdicts` checks a node's
+rules against the node whole, where a rule's verdict from its cut-down node would not do.
+
 The environment is for checking only: :func:`typed_environment` gives it with the schema
 node behind every object type (for cost bounds); :func:`compile_expression` compiles one
 expression in it (``Expression.serialize()`` is the checked AST). Rules are evaluated by
@@ -28,6 +32,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import marshal
 import re
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
@@ -46,7 +51,8 @@ from google.protobuf import (  # type: ignore[import-untyped]
 
 from upgrade_guard import schema as schemas
 
-from . import cel_library, cel_literals
+from . import cel_cost, cel_library, cel_literals, cel_reads
+from .cel_reads import Site
 from .cel_rules import escape
 
 Schema = Mapping[str, Any]
@@ -537,39 +543,138 @@ class RuleProblem:
     detail: str
 
 
-def schema_problems(
-    root: Schema, kube_version: tuple[int, int], prefix: Callable[[], str]
-) -> Iterator[RuleProblem]:
-    """The refusals of the rules of one version's schema (walked as
-    ``ValidateCustomResourceDefinitionOpenAPISchema`` walks it), in walking order;
-    ``prefix`` gives the apiserver's path of the schema, for the messages that name one."""
-    stack: list[tuple[tuple[str, ...], Schema, bool, tuple[str, ...] | None]] = [
-        ((), root, True, None)
+@dataclass(frozen=True)
+class Verdict:
+    """One rule as the apiserver checks it when it accepts a CRD: compiled, and its
+    estimated costs (None where its node has no cost declaration)."""
+
+    compiled: RuleCompiled
+    estimated: cel_cost.Estimated | None
+
+    def clean(self, raw: Mapping[str, Any]) -> bool:
+        """Compiled without a problem or doubt, and every expression estimated."""
+        estimated = self.estimated
+        return (
+            self.compiled.problem is None
+            and self.compiled.unknown is None
+            and estimated is not None
+            and estimated.rule is not None
+            and (estimated.message is not None or not str(raw.get("messageExpression") or ""))
+        )
+
+
+def site_verdicts(site: Site, kube_version: tuple[int, int]) -> list[Verdict | None] | None:
+    """Each rule of a node compiled against the node's type and costed (None for an entry
+    without a rule); None where CEL gives the node no type."""
+    self_type = _site_type(site)
+    if self_type is None:
+        return None
+    decl = cel_cost.declare(site.node, site.resource_root)
+    return [_verdict(raw, self_type, decl, kube_version) for raw in site.rules]
+
+
+def _site_type(site: Site) -> Decl | None:
+    texts = [
+        str(raw.get(k) or "") for raw in site.rules if isinstance(raw, Mapping) for k in _TEXTS
     ]
-    while stack:
-        parts, node, resource_root, uncorrelatable = stack.pop()
-        rules = node.get("x-kubernetes-validations")
-        if isinstance(rules, list) and rules:
-            yield from _node_problems(
-                parts, node, rules, resource_root, uncorrelatable, kube_version, prefix
-            )
-        children: list[tuple[tuple[str, ...], Schema, bool, tuple[str, ...] | None]] = []
-        for name, child in (node.get("properties") or {}).items():
-            if isinstance(child, Mapping):
-                embedded = child.get("x-kubernetes-embedded-resource") is True
-                children.append((parts + (name,), child, embedded, uncorrelatable))
-        additional = node.get("additionalProperties")
-        if isinstance(additional, Mapping):
-            embedded = additional.get("x-kubernetes-embedded-resource") is True
-            children.append((parts + (schemas.ADDITIONAL,), additional, embedded, uncorrelatable))
-        items = node.get("items")
-        if isinstance(items, Mapping):
-            below = uncorrelatable
-            if below is None and node.get("x-kubernetes-list-type") != "map":
-                below = parts
-            embedded = items.get("x-kubernetes-embedded-resource") is True
-            children.append((parts + (schemas.ITEMS,), items, embedded, below))
-        stack.extend(reversed(children))
+    named = frozenset(name for text in texts for name in _IDENTIFIER.findall(text))
+    return decl_type(site.node, site.resource_root, named)
+
+
+def _verdict(
+    raw: Any, self_type: Decl, decl: cel_cost.Decl | None, kube_version: tuple[int, int]
+) -> Verdict | None:
+    if not _is_rule(raw):
+        return None
+    compiled = _compiled_rule(_rule_fields(raw), self_type, kube_version)
+    return Verdict(compiled, None if decl is None else cel_cost.estimated(raw, decl))
+
+
+def _rule_fields(raw: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple((key, raw.get(key)) for key in _RULE_FIELDS)
+
+
+def verdicts(sites: list[Site], kube_version: tuple[int, int]) -> list[list[Verdict | None] | None]:
+    """:func:`site_verdicts` of every site, each rule checked once per what it reads.
+
+    A rule's verdict is kept under its fields and its node cut down to what it reads
+    (:mod:`cel_reads`): the provider CRDs' thousands of rules are a few hundred such. A
+    node's rules not seen yet are checked together against its cut-down node (a small
+    type: cheap to declare and compile in). Only a clean verdict is taken from there: a
+    problem's words can name the cut-down types, so a rule with a problem or a doubt is
+    checked again against its node whole."""
+    return [_read_verdicts(site, kube_version) for site in sites]
+
+
+_KEPT_VERDICTS = 4096
+_VERDICTS: dict[tuple[Any, ...], Verdict] = {}
+
+
+def _read_verdicts(site: Site, kube_version: tuple[int, int]) -> list[Verdict | None] | None:
+    if not cel_reads.declared(site.node, site.resource_root):
+        return None
+    keys = [_read_key(raw, site, kube_version) if _is_rule(raw) else None for raw in site.rules]
+    missed = [
+        (raw, key)
+        for raw, key in zip(site.rules, keys, strict=True)
+        if key and key not in _VERDICTS
+    ]
+    if missed:
+        read = cel_reads.Reach()
+        for raw, _ in missed:
+            read.merge(cel_reads.rule_read(raw).reach)
+        cut = cel_reads.cut(site.node, read, site.resource_root)
+        cut_type = decl_type(cut, site.resource_root)
+        cut_decl = cel_cost.declare(cut, site.resource_root)
+        for raw, key in missed:
+            found = None if cut_type is None else _verdict(raw, cut_type, cut_decl, kube_version)
+            if found is not None:
+                while len(_VERDICTS) >= _KEPT_VERDICTS:
+                    del _VERDICTS[next(iter(_VERDICTS))]
+                _VERDICTS[key] = found
+    whole: list[Verdict | None] | None = None
+    checked: list[Verdict | None] = []
+    for index, (raw, key) in enumerate(zip(site.rules, keys, strict=True)):
+        found = _VERDICTS.get(key) if key else None
+        if _is_rule(raw) and (found is None or not found.clean(raw)):
+            whole = whole or site_verdicts(site, kube_version)
+            found = None if whole is None else whole[index]
+        checked.append(found)
+    return checked
+
+
+def _is_rule(raw: Any) -> bool:
+    return isinstance(raw, Mapping) and bool(str(raw.get("rule") or "").strip())
+
+
+def _read_key(raw: Mapping[str, Any], site: Site, kube_version: tuple[int, int]) -> Any:
+    """What a rule's verdict depends on: its expressions' shape, optionalOldSelf, and its
+    node cut down to what it reads (a SHA-256 digest of its serialization, as
+    crd_validation keys the subtrees that passed); None where that cannot be written."""
+    read = cel_reads.rule_read(raw)
+    cut = cel_reads.cut(site.node, read.reach, site.resource_root, read.aliases)
+    try:
+        digest = hashlib.sha256(marshal.dumps(cut, 2)).digest()
+    except ValueError:  # a value marshal cannot write
+        return None
+    return (read.shape, raw.get("optionalOldSelf"), site.resource_root, kube_version, digest)
+
+
+def estimates(checked: list[list[Verdict | None] | None]) -> list[list[cel_cost.Estimated | None]]:
+    """The estimated costs of :func:`verdicts`, for :func:`cel_cost.budget_problems`."""
+    return [
+        [None if found is None else found.estimated for found in site or ()] for site in checked
+    ]
+
+
+def schema_problems(
+    sites: list[Site], checked: list[list[Verdict | None] | None], prefix: Callable[[], str]
+) -> Iterator[RuleProblem]:
+    """The refusals of the rules of one version's schema (:func:`cel_reads.sites`, with
+    their :func:`verdicts`), in walking order; ``prefix`` gives the apiserver's path of the
+    schema, for the messages that name one."""
+    for site, found in zip(sites, checked, strict=True):
+        yield from _node_problems(site, found, prefix)
 
 
 def _render(prefix: str, parts: tuple[str, ...]) -> str:
@@ -586,45 +691,35 @@ def _render(prefix: str, parts: tuple[str, ...]) -> str:
 
 
 def _node_problems(
-    parts: tuple[str, ...],
-    node: Schema,
-    rules: list[Any],
-    resource_root: bool,
-    uncorrelatable: tuple[str, ...] | None,
-    kube_version: tuple[int, int],
-    prefix: Callable[[], str],
+    site: Site, checked: list[Verdict | None] | None, prefix: Callable[[], str]
 ) -> Iterator[RuleProblem]:
-    for index, raw in enumerate(rules):
+    parts = site.parts
+    for index, raw in enumerate(site.rules):
         if isinstance(raw, Mapping):
-            field_problem = _field_problem(raw, node)
+            field_problem = _field_problem(raw, site.node)
             if field_problem is not None:
                 field, detail = field_problem
                 yield RuleProblem(parts, f"x-kubernetes-validations[{index}].{field}", detail)
-    texts = [str(raw.get(key) or "") for raw in rules if isinstance(raw, Mapping) for key in _TEXTS]
-    named = frozenset(name for text in texts for name in _IDENTIFIER.findall(text))
-    self_type = decl_type(node, resource_root, named)
-    if self_type is None:
+    if checked is None:
         yield RuleProblem(parts, "x-kubernetes-validations", _NO_TYPE)
         return
-    for index, raw in enumerate(rules):
-        if not isinstance(raw, Mapping) or not str(raw.get("rule") or "").strip():
+    for index, (raw, verdict) in enumerate(zip(site.rules, checked, strict=True)):
+        if verdict is None:
             continue
-        compiled = _compiled_rule(
-            tuple((key, raw.get(key)) for key in _RULE_FIELDS), self_type, kube_version
-        )
+        compiled = verdict.compiled
         if compiled.problem is not None and compiled.field is not None:
             yield RuleProblem(
                 parts,
                 f"x-kubernetes-validations[{index}].{compiled.field}",
                 _invalid_rule(raw, compiled.problem),
             )
-        if compiled.uses_old_self and uncorrelatable is not None:
+        if compiled.uses_old_self and site.uncorrelatable is not None:
             yield RuleProblem(
                 parts,
                 f"x-kubernetes-validations[{index}].rule",
                 f"Invalid value: {_go_string(str(raw.get('rule')))}: oldSelf cannot be used on"
                 " the uncorrelatable portion of the schema within"
-                f" {_render(prefix(), uncorrelatable)}",
+                f" {_render(prefix(), site.uncorrelatable)}",
             )
         elif (
             raw.get("optionalOldSelf") is not None

@@ -24,17 +24,17 @@ claimed either way.
 
 from __future__ import annotations
 
-import marshal
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
-from typing import Any
-
-from upgrade_guard.schema import ADDITIONAL, ITEMS
+from typing import TYPE_CHECKING, Any
 
 from . import cel_ast
 from .cel_ast import Expr
+
+if TYPE_CHECKING:
+    from .cel_reads import Site
 
 PER_EXPRESSION_LIMIT = 10_000_000  # StaticEstimatedCostLimit
 PER_CRD_LIMIT = 100_000_000  # StaticEstimatedCRDCostLimit
@@ -1576,19 +1576,7 @@ class OverBudget:
     contributors: tuple[OverBudget, ...] = ()  # of the total: the costliest, at most 4
 
 
-_RULES_KEY = b"x-kubernetes-validations"
-
-
-def _may_hold_rules(node: dict[str, Any]) -> bool:
-    """Whether rules may be somewhere in a subtree: told in C from its serialization, far
-    quicker than walking a large subtree without any."""
-    try:
-        return _RULES_KEY in marshal.dumps(node)
-    except ValueError:  # a value marshal cannot write: walk it
-        return True
-
-
-def _below(node: Mapping[str, Any], cardinality: int) -> int | None:
+def below(node: Mapping[str, Any], cardinality: int) -> int | None:
     """The most times a child of ``node`` occurs, where ``node`` occurs ``cardinality``
     times: times its bound for a list or a map (extractMaxElements); None where unbounded."""
     kind = node.get("type")
@@ -1601,49 +1589,56 @@ def _below(node: Mapping[str, Any], cardinality: int) -> int | None:
     return None if bound is None else _mul(cardinality, _non_negative(bound))
 
 
-def budget_problems(root: Mapping[str, Any]) -> list[OverBudget]:
-    """What the apiserver refuses a version's schema for by estimated cost, in its words."""
+@dataclass(frozen=True)
+class Estimated:
+    """A rule's estimated costs, None where not estimated (the apiserver then refuses it
+    uncosted): its rule's, and its messageExpression's (None also without one, or when
+    the rule is not estimated)."""
+
+    rule: int | None
+    message: int | None
+
+
+def estimated(rule: Any, decl: Decl) -> Estimated | None:
+    """The costs of one ``x-kubernetes-validations`` entry of a node of ``decl``; None for
+    an entry without a rule."""
+    if not isinstance(rule, Mapping):
+        return None
+    text = str(rule.get("rule") or "")
+    if not text.strip():
+        return None
+    optional = rule.get("optionalOldSelf") is True
+    rule_cost = estimate(text, decl, optional)
+    message = str(rule.get("messageExpression") or "")
+    if rule_cost is None or not message.strip():
+        return Estimated(rule_cost, None)
+    return Estimated(rule_cost, estimate(message, decl, optional, STRING))
+
+
+def budget_problems(sites: list[Site], estimates: list[list[Estimated | None]]) -> list[OverBudget]:
+    """What the apiserver refuses a version's schema for by estimated cost, in its words;
+    ``estimates``: each site's rules' (:func:`estimated`; none where CEL gives its node no
+    type)."""
     problems: list[OverBudget] = []
     costly: list[tuple[int, OverBudget]] = []
     total = 0
-
-    def visit(
-        node: dict[str, Any], parts: tuple[str, ...], cardinality: int | None, root: bool
-    ) -> None:
-        # plain dict operations: this runs for every node of every schema loaded
-        nonlocal total
-        rules = node.get("x-kubernetes-validations") or ()
-        decl = declare(node, root) if rules else None
-        if decl is not None:  # (none: the apiserver refuses the rules uncosted)
-            for index, rule in enumerate(rules):
-                for key, text, cost in _rule_costs(rule, decl, cardinality):
-                    where = f"x-kubernetes-validations[{index}].{key}"
-                    total = _add(total, cost)
-                    label = f"estimated {'rule' if key == 'rule' else 'messageExpression'} cost"
-                    if cost > PER_EXPRESSION_LIMIT:
-                        message = budget_message(label, cost, PER_EXPRESSION_LIMIT)
-                        problems.append(OverBudget(parts, where, text, message))
-                    if cost >= PER_CRD_LIMIT // 100:
-                        costly.append((cost, OverBudget(parts, where, text, "")))
-        additional = node.get("additionalProperties")
-        properties = node.get("properties")
-        items = node.get("items")
-        if not (additional or properties or items):
-            return
-        if 1 <= len(parts) <= 2 and not _may_hold_rules(node):
-            return
-        below = None if cardinality is None else _below(node, cardinality)
-        embedded = "x-kubernetes-embedded-resource"
-        if type(additional) is dict:
-            visit(additional, (*parts, ADDITIONAL), below, additional.get(embedded) is True)
-        if type(properties) is dict:
-            for name, child in properties.items():
-                if type(child) is dict:
-                    visit(child, (*parts, name), below, child.get(embedded) is True)
-        if type(items) is dict:
-            visit(items, (*parts, ITEMS), below, items.get(embedded) is True)
-
-    visit(dict(root), (), 1, True)
+    for site, site_costs in zip(sites, estimates, strict=True):
+        decl = declare(site.node, site.resource_root)
+        if decl is None:  # the apiserver refuses the rules uncosted
+            continue
+        for index, rule in enumerate(site.rules):
+            found = site_costs[index]
+            if found is None:
+                continue
+            for key, text, cost in _rule_costs(rule, found, decl, site.cardinality):
+                where = f"x-kubernetes-validations[{index}].{key}"
+                total = _add(total, cost)
+                label = f"estimated {'rule' if key == 'rule' else 'messageExpression'} cost"
+                if cost > PER_EXPRESSION_LIMIT:
+                    message = budget_message(label, cost, PER_EXPRESSION_LIMIT)
+                    problems.append(OverBudget(site.parts, where, text, message))
+                if cost >= PER_CRD_LIMIT // 100:
+                    costly.append((cost, OverBudget(site.parts, where, text, "")))
     if total > PER_CRD_LIMIT:
         label = "x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema"
         message = budget_message(label, total, PER_CRD_LIMIT)
@@ -1653,22 +1648,14 @@ def budget_problems(root: Mapping[str, Any]) -> list[OverBudget]:
     return problems
 
 
-def _rule_costs(rule: Any, decl: Decl, cardinality: int | None) -> Iterator[tuple[str, str, int]]:
-    """(rule or messageExpression, its text, its cost as the budgets count it) of one rule
-    whose cost is known here."""
-    if not isinstance(rule, Mapping):
-        return
-    text = str(rule.get("rule") or "")
-    if not text.strip():
-        return
-    rule_cost = estimate(text, decl, rule.get("optionalOldSelf") is True)
-    if rule_cost is None:
+def _rule_costs(
+    rule: Mapping[str, Any], found: Estimated, decl: Decl, cardinality: int | None
+) -> Iterator[tuple[str, str, int]]:
+    """(rule or messageExpression, its text, its cost as the budgets count it) of one rule,
+    where estimated."""
+    if found.rule is None:
         return
     times = MAX_REQUEST_BYTES // (decl.min_size + 1) if cardinality is None else cardinality
-    yield "rule", text, 0 if rule_cost == 0 else _mul(rule_cost, times)
-    message = str(rule.get("messageExpression") or "")
-    if message.strip():
-        optional = rule.get("optionalOldSelf") is True
-        message_cost = estimate(message, decl, optional, STRING)
-        if message_cost is not None:
-            yield "messageExpression", message, message_cost
+    yield "rule", str(rule.get("rule")), 0 if found.rule == 0 else _mul(found.rule, times)
+    if found.message is not None:
+        yield "messageExpression", str(rule.get("messageExpression")), found.message

@@ -1,0 +1,322 @@
+"""Where a version schema's CEL rules are, what each reads of its node, and the node cut
+down to that.
+
+:func:`sites` walks the schema once for the rules' nodes, as
+``ValidateCustomResourceDefinitionOpenAPISchema`` walks it (compiling and costing share it).
+
+A rule compiles (:mod:`cel_compile`) and costs (:mod:`cel_cost`) the same against any
+schema that gives the same types and size bounds to what the rule reaches from ``self``
+and ``oldSelf``. What it reaches is read from the parsed expression, conservatively:
+
+- a chain of field selections from ``self``/``oldSelf`` is followed through objects;
+- a field only tested by ``has()`` need only exist, whatever its type and name: the test
+  is a bool and costs nothing (so it is stood in for by a boolean, and named by its order
+  of appearance);
+- a value used any other way (compared, passed to a function, indexed, iterated, the
+  rule's result) keeps its whole subtree, as does a chain reaching a map, a list, ``dyn``
+  or anything not an object;
+- an expression that does not parse reads the whole node.
+
+The cut-down node keeps of the objects on the way their kind, and of resource roots
+(the root, embedded resources) ``kind``, ``apiVersion`` and ``metadata``, which decide the
+type the apiserver gives them.
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+from upgrade_guard.schema import ADDITIONAL, ITEMS
+
+from . import cel_cost
+from .cel_ast import Expr
+
+_ROOTS = ("self", "oldSelf")
+_KIND_KEYWORDS = (
+    "type",
+    "x-kubernetes-embedded-resource",
+    "x-kubernetes-preserve-unknown-fields",
+)
+_RESOURCE_FIELDS = ("kind", "apiVersion", "metadata")
+_PRESENT = {"type": "boolean"}
+
+
+@dataclass
+class Reach:
+    """What of a value is read: all of it, or some of its fields (by CEL name); with
+    ``present`` alone, only whether it exists."""
+
+    whole: bool = False
+    present: bool = False
+    fields: dict[str, Reach] = field(default_factory=dict)
+
+    def at(self, path: tuple[str, ...]) -> Reach:
+        reach = self
+        for name in path:
+            reach = reach.fields.setdefault(name, Reach())
+        return reach
+
+    def merge(self, other: Reach) -> None:
+        self.whole |= other.whole
+        self.present |= other.present
+        for name, below in other.fields.items():
+            self.fields.setdefault(name, Reach()).merge(below)
+
+    @property
+    def present_only(self) -> bool:
+        return self.present and not self.whole and not self.fields
+
+
+@dataclass(frozen=True)
+class Read:
+    """What an ``x-kubernetes-validations`` entry reads (its rule and messageExpression),
+    and the expressions' shape: their syntax trees with the fields only tested by
+    ``has()`` renamed by :attr:`aliases`. The entry's verdict depends on nothing else but
+    the types of what it reads."""
+
+    reach: Reach
+    shape: tuple[Any, ...]
+    aliases: Mapping[str, str]
+
+
+def rule_read(rule: Mapping[str, Any]) -> Read:
+    """:class:`Read` of an ``x-kubernetes-validations`` entry. Shared: never modified."""
+    return _read(str(rule.get("rule") or ""), str(rule.get("messageExpression") or ""))
+
+
+@lru_cache(maxsize=4096)
+def _read(rule: str, message: str) -> Read:
+    found = Reach()
+    tested: list[tuple[Expr, tuple[str, ...]]] = []
+    texts = (rule, message)
+    trees = [cel_cost.parse(text) if text.strip() else None for text in texts]
+    for text, tree in zip(texts, trees, strict=True):
+        if tree is not None:
+            _use(tree, frozenset(), found, tested)
+        elif text.strip():
+            found.whole = True
+    aliases: dict[str, str] = {}
+    renamed: dict[int, str] = {}
+    for e, path in tested:
+        if found.at(path).present_only:
+            renamed[id(e)] = aliases.setdefault(e.name, f"#{len(aliases)}")
+    shape = tuple(
+        ("text", text) if tree is None else _shape(tree, renamed)
+        for text, tree in zip(texts, trees, strict=True)
+    )
+    return Read(found, shape, aliases)
+
+
+def _path(
+    e: Expr, bound: frozenset[str], found: Reach, tested: list[tuple[Expr, tuple[str, ...]]]
+) -> tuple[str, ...] | None:
+    """The schema path ``e`` stands for (from self/oldSelf), else None; what its parts
+    read is added to ``found``, its ``has()`` tests of a path to ``tested``."""
+    if e.kind == "ident":
+        return () if e.name in _ROOTS and e.name not in bound else None
+    if e.kind == "select" and e.operand is not None:
+        below = _path(e.operand, bound, found, tested)
+        if below is None:
+            return None
+        if e.test_only:
+            found.at((*below, e.name)).present = True
+            tested.append((e, (*below, e.name)))
+            return None
+        return (*below, e.name)
+    if e.kind == "comprehension":
+        inner = bound | {e.iter_var, e.iter_var2, e.accu_var}
+        for child in (e.iter_range, e.accu_init):
+            _use(child, bound, found, tested)
+        for child in (e.loop_condition, e.loop_step, e.result):
+            _use(child, inner, found, tested)
+        return None
+    for child in [e.operand, *e.args, *(part for entry in e.entries for part in entry)]:
+        _use(child, bound, found, tested)
+    return None
+
+
+def _use(
+    e: Expr | None,
+    bound: frozenset[str],
+    found: Reach,
+    tested: list[tuple[Expr, tuple[str, ...]]],
+) -> None:
+    """``e`` used as a value: a schema path it stands for is read whole."""
+    if e is None:
+        return
+    path = _path(e, bound, found, tested)
+    if path is not None:
+        found.at(path).whole = True
+
+
+def _shape(tree: Expr, renamed: Mapping[int, str]) -> tuple[Any, ...]:
+    """Every part of a syntax tree but its node ids, flat (preorder), the ``renamed``
+    nodes' names replaced."""
+    flat: list[Any] = []
+    stack: list[Expr | None] = [tree]
+    while stack:
+        e = stack.pop()
+        if e is None:
+            flat.append(None)
+            continue
+        kind = e.kind
+        if kind == "literal":
+            flat.append((kind, type(e.value).__name__, e.value))
+            continue
+        flat.append((kind, renamed.get(id(e), e.name), e.test_only, len(e.args), len(e.entries)))
+        if kind == "comprehension":
+            flat.append((e.iter_var, e.iter_var2, e.accu_var))
+            stack.extend((e.result, e.loop_step, e.loop_condition, e.accu_init, e.iter_range))
+            continue
+        stack.extend(value for entry in reversed(e.entries) for value in reversed(entry))
+        stack.extend(reversed(e.args))
+        stack.append(e.operand)
+    return tuple(flat)
+
+
+def cut(
+    node: Mapping[str, Any],
+    read: Reach,
+    resource_root: bool,
+    aliases: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
+    """``node`` with only what ``read`` reaches of it (see the module's documentation);
+    with ``aliases``, the fields only tested by ``has()`` are named by their alias."""
+    additional = node.get("additionalProperties")
+    if (
+        read.whole
+        or node.get("x-kubernetes-int-or-string") is True
+        or (node.get("type") or ("object" if resource_root else None)) != "object"
+        or isinstance(additional, Mapping)
+    ):
+        return dict(node)
+    properties = node.get("properties") or {}
+    kept: dict[str, Any] = {}
+    if resource_root:
+        for field_name in _RESOURCE_FIELDS:
+            if isinstance(properties.get(field_name), Mapping):
+                kept[field_name] = properties[field_name]
+    for cel_name, below in read.fields.items():
+        name = _property(properties, cel_name)
+        if name is None or name in kept:
+            continue
+        child = properties[name]
+        if not below.present_only:
+            embedded = child.get("x-kubernetes-embedded-resource") is True
+            kept[name] = cut(child, below, embedded, aliases)
+        else:
+            key = name if aliases is None else aliases[cel_name]
+            kept[key] = _PRESENT if declared(child) else child
+    shape = {key: node[key] for key in _KIND_KEYWORDS if key in node}
+    return {**shape, "properties": kept}
+
+
+def _property(properties: Mapping[str, Any], cel_name: str) -> str | None:
+    """The property CEL names ``cel_name``, if it is a schema node."""
+    # imported here: the CEL runtime is loaded only for schemas holding rules
+    from .cel_rules import escape
+
+    if isinstance(properties.get(cel_name), Mapping) and escape(cel_name) == cel_name:
+        return cel_name
+    for name, child in properties.items():
+        if isinstance(child, Mapping) and escape(name) == cel_name:
+            return name
+    return None
+
+
+def declared(node: Mapping[str, Any], resource_root: bool = False) -> bool:
+    """Whether CEL gives ``node`` a type (:func:`cel_compile.decl_type` is not None): a
+    node without one is no field of its object, and rules on it are refused."""
+    while node.get("x-kubernetes-int-or-string") is not True:
+        kind = node.get("type") or ("object" if resource_root else None)
+        if kind == "array":
+            below = node.get("items")
+        elif kind == "object":
+            below = node.get("additionalProperties")
+            if not isinstance(below, Mapping):
+                return True
+        else:
+            return kind in ("string", "integer", "number", "boolean")
+        if not isinstance(below, Mapping):
+            return False
+        node, resource_root = below, _embedded(below)
+    return True
+
+
+# The nodes holding rules -----------------------------------------------------------------------
+@dataclass(frozen=True)
+class Site:
+    """A schema node holding rules."""
+
+    parts: tuple[str, ...]
+    """Where: property names, ``schema.ITEMS``, ``schema.ADDITIONAL``."""
+    node: Mapping[str, Any]
+    rules: list[Any]
+    resource_root: bool
+    """The schema's root or an embedded resource (typed with kind, apiVersion, metadata)."""
+    uncorrelatable: tuple[str, ...] | None
+    """The nearest list above whose items oldSelf cannot be matched to (not a list-map)."""
+    cardinality: int | None
+    """The most times the node occurs in an object; None where unbounded."""
+
+
+_RULES_KEY = b"x-kubernetes-validations"
+
+
+def _may_hold_rules(node: Any) -> bool:
+    """Whether rules may be somewhere in a subtree: told in C from its serialization, far
+    quicker than walking a large subtree without any."""
+    try:
+        return _RULES_KEY in marshal.dumps(node)
+    except ValueError:  # a value marshal cannot write: walk it
+        return True
+
+
+def sites(root: Mapping[str, Any]) -> list[Site]:
+    """The nodes of a version's schema holding rules, in the apiserver's walking order
+    (properties, additionalProperties, items; depth first). Subtrees two levels down are
+    looked into only where their serialization holds rules (where a large schema's bulk
+    is, and its rules are not)."""
+    found: list[Site] = []
+    stack: list[tuple[tuple[str, ...], Mapping[str, Any], bool, Any, int | None]] = [
+        ((), root, True, None, 1)
+    ]
+    while stack:
+        parts, node, resource_root, uncorrelatable, cardinality = stack.pop()
+        rules = node.get("x-kubernetes-validations")
+        if isinstance(rules, list) and rules:
+            found.append(Site(parts, node, rules, resource_root, uncorrelatable, cardinality))
+        properties = node.get("properties")
+        additional = node.get("additionalProperties")
+        items = node.get("items")
+        if not (properties or additional or items):
+            continue
+        if len(parts) == 2 and not _may_hold_rules(node):
+            continue
+        below = None if cardinality is None else cel_cost.below(node, cardinality)
+        children: list[tuple[tuple[str, ...], Mapping[str, Any], bool, Any, int | None]] = []
+        if isinstance(properties, Mapping):
+            children.extend(
+                ((*parts, name), child, _embedded(child), uncorrelatable, below)
+                for name, child in properties.items()
+                if isinstance(child, Mapping)
+            )
+        if isinstance(additional, Mapping):
+            children.append(
+                ((*parts, ADDITIONAL), additional, _embedded(additional), uncorrelatable, below)
+            )
+        if isinstance(items, Mapping):
+            list_above = uncorrelatable
+            if list_above is None and node.get("x-kubernetes-list-type") != "map":
+                list_above = parts
+            children.append(((*parts, ITEMS), items, _embedded(items), list_above, below))
+        stack.extend(reversed(children))
+    return found
+
+
+def _embedded(node: Mapping[str, Any]) -> bool:
+    return node.get("x-kubernetes-embedded-resource") is True
