@@ -13,7 +13,7 @@ import enum
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
@@ -29,7 +29,7 @@ from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError, load_documents
 from upgrade_guard.load.helm_record import Operation, Record, decode, find_operation, record_name
 from upgrade_guard.load.image_table import read_image_table
-from upgrade_guard.load.rendered import manifests_from, read_manifests
+from upgrade_guard.load.rendered import Item, manifest_items, manifests_from, manifests_of
 from upgrade_guard.manifests import (
     ADMISSION_GROUP,
     RBAC_GROUP,
@@ -207,11 +207,15 @@ def _names(path: str | None) -> set[str] | None:
     return {line.strip() for line in text.splitlines() if line.strip()}
 
 
-def _bundle(crds: str | None, rendered: set[str] | None, max_bytes: int) -> dict[str, Crd] | None:
-    """The chart's CRDs from --crds, only those this release renders when it says which."""
+def _bundle(
+    crds: str | None, rendered: set[str] | None, max_bytes: int, manifests: list[Item]
+) -> dict[str, Crd] | None:
+    """The chart's CRDs from --crds, only those this release renders when it says which;
+    the roles and webhook configurations it holds go to manifests, read in the same pass
+    (a second one held a second copy of a provider's bundle: 150 MiB)."""
     if crds is None:
         return None
-    chart = history.normalized(crds_from(load_documents(crds, max_bytes)))
+    chart = history.normalized(crds_from(_noting(load_documents(crds, max_bytes), manifests)))
     if rendered is None:
         if not chart:
             raise LoadError(f"{crds}: no CustomResourceDefinitions")
@@ -223,6 +227,12 @@ def _bundle(crds: str | None, rendered: set[str] | None, max_bytes: int) -> dict
             " again from the chart's rendered CRDs (upgrade-guard pack)"
         )
     return {name: crd for name, crd in chart.items() if name in rendered}
+
+
+def _noting(documents: Iterable[Document], manifests: list[Item]) -> Iterator[Document]:
+    for document in documents:
+        manifests.extend(manifest_items([document]))
+        yield document
 
 
 def _written_by(record: Record | None) -> list[WrittenState]:
@@ -389,8 +399,9 @@ def hook(
 class Prepared:
     """The hook's own inputs, read and checked before the cluster is (exit 2 when unusable):
     the policy, the chart side of the checks as far as it is known, the CRD bundle (and
-    where it was read: a rendered chart there holds roles and webhooks too), the CRDs and
-    live objects the chart lists, and the cluster admin's acceptances."""
+    the roles and webhook configurations it holds when it is a rendered chart, made sense
+    of only without a release record), the CRDs and live objects the chart lists, and the
+    cluster admin's acceptances."""
 
     policy: Policy
     subject: HookSubject
@@ -398,8 +409,7 @@ class Prepared:
     listed: set[str] | None
     readable: set[str] | None
     admin: Context
-    crds: str | None = None
-    max_bytes: int = DEFAULT_MAX_BYTES
+    bundled_manifests: tuple[Item, ...] = ()
 
 
 def prepare(
@@ -424,7 +434,8 @@ def prepare(
     # Kept as the digest sees them (the apiserver's defaults, no documentation): that is
     # what the checks compare and the evidence judges by, and the documents' own copy,
     # the larger one, is let go at once.
-    bundled = _bundle(crds, _names(rendered_crds), max_bytes)
+    bundled_manifests: list[Item] = []
+    bundled = _bundle(crds, _names(rendered_crds), max_bytes, bundled_manifests)
     if (controller_image is None) != (image_table is None):
         raise options.UsageProblem("--controller-image and --image-table go together")
     given = options.counter_options(counter, chosen)
@@ -439,7 +450,7 @@ def prepare(
     )
     admin = Context(chart_version=chart_version, acceptances=acceptances)
     readable = _names(live_objects)
-    return Prepared(chosen, subject, bundled, listed, readable, admin, crds, max_bytes)
+    return Prepared(chosen, subject, bundled, listed, readable, admin, tuple(bundled_manifests))
 
 
 @dataclass(frozen=True)
@@ -501,7 +512,7 @@ def check(
         dropped = sorted(_applied(replaced) - chart.keys()) if replaced else []
         contracts = (
             operation.pending.manifests() if operation
-            else _streamed(prepared.crds, prepared.max_bytes)
+            else manifests_of(prepared.bundled_manifests)
         )  # fmt: skip
         replaced_roles = replaced.manifests().roles if replaced else {}
         counter_keys = _counter_keys(chosen)
@@ -669,12 +680,6 @@ def _count_stored(
             group, plural = str(crd.spec.get("group", "")), str(crd.names.get("plural", ""))
             counted[name] = Stored(*stored_names(api, group, version, plural, SHOWN_STORED))
     return counted
-
-
-def _streamed(crds: str | None, max_bytes: int) -> Manifests:
-    """Without a release record, the roles and webhook configurations of --crds when it is
-    a rendered chart (a packed bundle holds CRDs only)."""
-    return read_manifests(crds, max_bytes) if crds is not None else Manifests()
 
 
 def _counter_keys(policy: Policy) -> dict[str, str]:

@@ -117,12 +117,26 @@ def _kind(body: Mapping[str, Any]) -> str | None:
     return None
 
 
+Item = tuple[Source, Mapping[str, Any]]
+
+
+def manifest_items(documents: Iterable[Document]) -> list[Item]:
+    """The roles and webhook configurations among documents (a List looked into), each with
+    its source: what ``manifests_from`` reads of them, kept without the rest."""
+    return [(source, body) for source, body in _items(documents) if _kind(body) is not None]
+
+
 def manifests_from(documents: Iterable[Document]) -> Manifests:
     """The roles and webhook configurations among documents, hooks left out."""
+    return manifests_of(_items(documents))
+
+
+def manifests_of(items: Iterable[Item]) -> Manifests:
+    """``manifests_from`` of the objects given."""
     roles: dict[str, Role] = {}
     webhooks: dict[str, WebhookConfiguration] = {}
     seen: dict[str, Source] = {}
-    for source, body in _items(documents):
+    for source, body in items:
         kind = _kind(body)
         if kind is None:
             continue
