@@ -15,6 +15,10 @@ FROM python:3.11.14-slim-bookworm
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
 COPY requirements/image.txt /requirements/image.txt
+# Set, pip writes bytecode checked by the source's hash (PEP 552), not by its mtime, which an
+# image's layer may keep to the second only: stale bytecode is compiled again on every run of
+# a read-only root filesystem. An ARG, so it is no part of the image's environment.
+ARG SOURCE_DATE_EPOCH=0
 # pip, setuptools and wheel leave the image: nothing installs anything at run time.
 RUN --mount=type=bind,from=build,source=/wheels,target=/wheels \
     pip install --no-cache-dir --no-index --find-links /wheels --no-deps --require-hashes -r /requirements/image.txt \

@@ -125,3 +125,15 @@ def test_built_image_holds_exactly_the_pinned_set() -> None:
     assert config["process"]["args"] == ["upgrade-guard", "--help"]
     assert (config["process"]["user"]["uid"], config["process"]["user"]["gid"]) == (65532, 65532)
     assert (image / "upgrade-guard.oci.tar").stat().st_size > 0
+
+
+def test_built_image_bytecode_is_checked_by_hash() -> None:
+    """The image's layer keeps mtimes to the second: bytecode checked by mtime went stale, and
+    the read-only root filesystem compiled those modules again on every run."""
+    image = built_image()
+    assert image is not None
+    site = image / "bundle" / "rootfs" / "usr" / "local" / "lib" / "python3.11" / "dist-packages"
+    compiled = list(site.rglob("*.cpython-311.pyc"))
+    assert any(pyc.parts[-3] == "upgrade_guard" for pyc in compiled)
+    by_mtime = [pyc for pyc in compiled if not int.from_bytes(pyc.read_bytes()[4:8], "little")]
+    assert not by_mtime, by_mtime[:3]

@@ -50,6 +50,11 @@ mmdebstrap_args=(
 pip_version=26.3
 pip_wheel="pip-$pip_version-py3-none-any.whl"
 pip_sha256="f3b60b20ffaadd4415ed7957212a38ac63fa4c5fa375bd0f4a797777940fad13"
+# Set while pip installs, as the Dockerfile's ARG sets it: pip then writes bytecode checked by
+# the source's hash (PEP 552) rather than its mtime, which the image's layer keeps to the
+# second only (umoci rounds it), so most bytecode was stale and, on a read-only root
+# filesystem, every run compiled those modules again.
+source_date_epoch=0
 # The Dockerfile's install commands, word for word (tests/packaging checks they match).
 install_commands='pip install --no-cache-dir --no-index --find-links /wheels --no-deps --require-hashes -r /requirements/image.txt
 pip install --no-cache-dir --no-index --no-deps /wheels/upgrade_guard-*.whl'
@@ -150,7 +155,7 @@ env -i bwrap --unshare-all --die-with-parent \
   --ro-bind "$work/pip/$pip_wheel" /tmp/pip.whl --ro-bind "$work/bin/pip" /tmp/bin/pip \
   --setenv PATH /tmp/bin:/usr/local/bin:/usr/bin:/bin --setenv PIP_BREAK_SYSTEM_PACKAGES 1 \
   --setenv PIP_DISABLE_PIP_VERSION_CHECK 1 --setenv PIP_ROOT_USER_ACTION ignore \
-  /bin/sh -euc "$install_commands"
+  --setenv SOURCE_DATE_EPOCH "$source_date_epoch" /bin/sh -euc "$install_commands"
 rmdir "$work/rootfs/wheels" "$work/rootfs/requirements"
 echo "image: pip install in the tree in $(elapsed "$t0")s"
 
