@@ -50,6 +50,8 @@ class Unreadable(ValueError):
 
 
 def _varint(data: bytes, at: int) -> tuple[int, int]:
+    if at < len(data) and data[at] < 0x80:  # most are one byte
+        return data[at], at + 1
     shift = result = 0
     while True:
         if at >= len(data):

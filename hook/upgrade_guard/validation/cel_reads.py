@@ -34,6 +34,7 @@ from upgrade_guard.schema import ADDITIONAL, ITEMS
 
 from . import cel_cost
 from .cel_ast import Expr
+from .cel_rules import escape
 
 _ROOTS = ("self", "oldSelf")
 _KIND_KEYWORDS = (
@@ -191,14 +192,14 @@ def cut(
         read.whole
         or node.get("x-kubernetes-int-or-string") is True
         or (node.get("type") or ("object" if resource_root else None)) != "object"
-        or isinstance(additional, Mapping)
+        or isinstance(additional, dict)
     ):
         return dict(node)
     properties = node.get("properties") or {}
     kept: dict[str, Any] = {}
     if resource_root:
         for field_name in _RESOURCE_FIELDS:
-            if isinstance(properties.get(field_name), Mapping):
+            if isinstance(properties.get(field_name), dict):
                 kept[field_name] = properties[field_name]
     for cel_name, below in read.fields.items():
         name = _property(properties, cel_name)
@@ -217,15 +218,15 @@ def cut(
 
 def _property(properties: Mapping[str, Any], cel_name: str) -> str | None:
     """The property CEL names ``cel_name``, if it is a schema node."""
-    # imported here: the CEL runtime is loaded only for schemas holding rules
-    from .cel_rules import escape
-
-    if isinstance(properties.get(cel_name), Mapping) and escape(cel_name) == cel_name:
+    if isinstance(properties.get(cel_name), dict) and _escaped(cel_name) == cel_name:
         return cel_name
     for name, child in properties.items():
-        if isinstance(child, Mapping) and escape(name) == cel_name:
+        if isinstance(child, dict) and _escaped(name) == cel_name:
             return name
     return None
+
+
+_escaped = lru_cache(maxsize=65536)(escape)
 
 
 def declared(node: Mapping[str, Any], resource_root: bool = False) -> bool:
@@ -237,11 +238,11 @@ def declared(node: Mapping[str, Any], resource_root: bool = False) -> bool:
             below = node.get("items")
         elif kind == "object":
             below = node.get("additionalProperties")
-            if not isinstance(below, Mapping):
+            if not isinstance(below, dict):
                 return True
         else:
             return kind in ("string", "integer", "number", "boolean")
-        if not isinstance(below, Mapping):
+        if not isinstance(below, dict):
             return False
         node, resource_root = below, _embedded(below)
     return True
@@ -280,7 +281,7 @@ def sites(root: Mapping[str, Any]) -> list[Site]:
     """The nodes of a version's schema holding rules, in the apiserver's walking order
     (properties, additionalProperties, items; depth first). Subtrees two levels down are
     looked into only where their serialization holds rules (where a large schema's bulk
-    is, and its rules are not)."""
+    is, and its rules are not). Schema nodes are dicts, as the CRD checks require."""
     found: list[Site] = []
     stack: list[tuple[tuple[str, ...], Mapping[str, Any], bool, Any, int | None]] = [
         ((), root, True, None, 1)
@@ -299,17 +300,17 @@ def sites(root: Mapping[str, Any]) -> list[Site]:
             continue
         below = None if cardinality is None else cel_cost.below(node, cardinality)
         children: list[tuple[tuple[str, ...], Mapping[str, Any], bool, Any, int | None]] = []
-        if isinstance(properties, Mapping):
+        if isinstance(properties, dict):
             children.extend(
                 ((*parts, name), child, _embedded(child), uncorrelatable, below)
                 for name, child in properties.items()
-                if isinstance(child, Mapping)
+                if isinstance(child, dict)
             )
-        if isinstance(additional, Mapping):
+        if isinstance(additional, dict):
             children.append(
                 ((*parts, ADDITIONAL), additional, _embedded(additional), uncorrelatable, below)
             )
-        if isinstance(items, Mapping):
+        if isinstance(items, dict):
             list_above = uncorrelatable
             if list_above is None and node.get("x-kubernetes-list-type") != "map":
                 list_above = parts
