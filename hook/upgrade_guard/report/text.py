@@ -10,7 +10,6 @@ from itertools import groupby
 
 from rich.console import Console, RenderableType
 from rich.padding import Padding
-from rich.table import Table
 from rich.text import Text
 
 from upgrade_guard.findings import Finding, Outcome, Severity
@@ -85,6 +84,8 @@ def render(outcome: Outcome, terminal: Terminal = PLAIN) -> str:
         soft_wrap=False,
     )
     if outcome.facts:
+        from rich.table import Table  # (the facts of some commands only; it imports fractions)
+
         facts = Table.grid()
         facts.add_column(width=11, no_wrap=True)
         facts.add_column()
