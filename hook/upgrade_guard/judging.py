@@ -11,16 +11,18 @@ the order of the report.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from upgrade_guard import schema
+from upgrade_guard.crd import Carrier
 from upgrade_guard.findings import Change, Finding, Outcome, Severity
 from upgrade_guard.json_schema import did_you_mean
 from upgrade_guard.policy import DEFAULT_POLICY, DeclaredBreak, Policy, glob_pattern
 from upgrade_guard.rules import acceptance_unused, declared_break_unused
 from upgrade_guard.rules.kinds import Rule, Subject, SubjectCheck
+from upgrade_guard.subjects import stamped
 
 RATCHETING_SINCE = (1, 30)
 
@@ -88,6 +90,12 @@ class Release:
 
     before: int | None
     after: int | None
+
+    @classmethod
+    def between(cls, old: Mapping[str, Carrier], new: Mapping[str, Carrier], key: str) -> Release:
+        """The release a comparison of two CRD sets (diff, the hook) goes between: the highest
+        schema version (annotation ``key``) each side is stamped with."""
+        return cls(stamped(old, key).value, stamped(new, key).value)
 
     def ships(self, declared: DeclaredBreak) -> bool:
         """Whether the break ships with this release: schema-version in (before, after]."""

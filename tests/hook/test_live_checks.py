@@ -39,11 +39,11 @@ def judged(changes: Changes, policy: Policy = DEFAULT_POLICY) -> list[Finding]:
 def paired(
     counters: dict[str, int], images: dict[str, str], table: Any, policy: Policy = DEFAULT_POLICY
 ) -> list[Finding]:
-    """What the hook's checks find before the cluster is read: the pairing."""
-    return judged(
-        hook_checks.changes(hook_checks.subject_for(policy, {}, counters, images, table)),
-        policy,
-    )
+    """What the hook's checks find before the cluster is read: the pairing (``counters`` as
+    the hook's --counter gives them)."""
+    given = {policy.annotation(name): str(value) for name, value in counters.items()}
+    subject = hook_checks.subject_for(policy, {}, given, images, table)
+    return judged(hook_checks.changes(subject), policy)
 
 
 @pytest.mark.parametrize(

@@ -10,12 +10,11 @@ import typer
 
 from upgrade_guard import diffing, engine
 from upgrade_guard.commands import options
-from upgrade_guard.counters import history
 from upgrade_guard.findings import Outcome
 from upgrade_guard.judging import Context, Release, judge
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.load.rendered import read_manifests
-from upgrade_guard.policy import declared_break_entries
+from upgrade_guard.policy import SCHEMA_VERSION, declared_break_entries
 from upgrade_guard.subjects import RoleSubject
 
 
@@ -87,7 +86,7 @@ def diff(
         after=read_manifests(new, max_bytes).roles, before=read_manifests(old, max_bytes).roles
     )
     changes = compared.changes.merged(engine.role_changes(roles))
-    release = history.release_of(chosen, before, after)
+    release = Release.between(before, after, chosen.annotation(SCHEMA_VERSION))
     outcome = judge(changes, chosen, Context(version, release))
     if output == "github":
         from upgrade_guard.load import locations  # (a YAML reader that keeps lines)

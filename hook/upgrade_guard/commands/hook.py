@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Annotated, NoReturn
 import typer
 
 from upgrade_guard.commands import options
-from upgrade_guard.counters import history, hook_checks
-from upgrade_guard.crd import Crd, Source, stamped_number
+from upgrade_guard.counters import hook_checks
+from upgrade_guard.crd import Crd, Source
 from upgrade_guard.findings import ExitCode, Outcome
-from upgrade_guard.judging import Acceptance, Context, judge
+from upgrade_guard.judging import Acceptance, Context, Release, judge
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError, load_documents
 from upgrade_guard.load.helm_record import Operation, Record, decode, find_operation, record_name
@@ -40,6 +40,7 @@ from upgrade_guard.manifests import (
 )
 from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
+    SCHEMA_VERSION,
     Policy,
     PolicyError,
     canonical_number,
@@ -102,23 +103,6 @@ class TerminationLog:
             self.path.write_text(hook_log.fit(text))
         except OSError as error:
             typer.echo(f"upgrade-guard: cannot write {self.path}: {error.strerror}", err=True)
-
-
-def _chart_counters(
-    given: Mapping[str, str], chart: Mapping[str, Crd], policy: Policy
-) -> dict[str, int]:
-    """--counter values, else the value every chart CRD is stamped with."""
-    names = {CONTROLLER_STATE_VERSION, *(c.name for c in policy.counters)}
-    counters: dict[str, int] = {}
-    for name in sorted(names):
-        key = policy.annotation(name)
-        if key in given:
-            counters[name] = int(given[key])
-            continue
-        stamped = {stamped_number(crd, key) for crd in chart.values()}
-        if len(stamped) == 1 and None not in stamped:
-            counters[name] = int(stamped.pop() or 0)
-    return counters
 
 
 def _controller_images(given: list[str]) -> dict[str, str]:
@@ -215,7 +199,7 @@ def _bundle(
     (a second one held a second copy of a provider's bundle: 150 MiB)."""
     if crds is None:
         return None
-    chart = history.normalized(crds_from(_noting(load_documents(crds, max_bytes), manifests)))
+    chart = crds_from(_noting(load_documents(crds, max_bytes), manifests), normalize=True)
     if rendered is None:
         if not chart:
             raise LoadError(f"{crds}: no CustomResourceDefinitions")
@@ -444,7 +428,7 @@ def prepare(
     subject = hook_checks.subject_for(
         chosen,
         known,
-        _chart_counters(given, known, chosen),
+        given,
         _controller_images(controller_image or []),
         read_image_table(image_table) if image_table else None,
     )
@@ -507,7 +491,13 @@ def check(
         _cannot_decide(ExitCode.CLUSTER_UNREACHABLE, str(error), fail_open, log)
     operation_name = f"pre-{operation.pending.operation}" if operation else phase
     try:
-        chart = _chart(operation, bundled, no_record)
+        # The CRDs this release applies: the pending record's under Helm, else the bundle's.
+        chart = operation.pending.crds(normalize=True) if operation else bundled
+        if chart is None:
+            raise LoadError(
+                f"no pending Helm release record {no_record} and no CRD bundle (--crds): ship"
+                " the bundle for Argo CD"
+            )
         replaced = operation.current if operation else None
         dropped = sorted(_applied(replaced) - chart.keys()) if replaced else []
         contracts = (
@@ -565,7 +555,7 @@ def check(
         # Run and judged once; again only where the stored objects carry what this release
         # no longer handles (UG611, UG612), over the same schema comparison.
         compared = hook_checks.compared_with_live(subject, chosen)
-        release = history.release_of(chosen, live_crds, chart)
+        release = Release.between(live_crds, chart, chosen.annotation(SCHEMA_VERSION))
         judged = replace(admin, kube_version=cluster.server_version, release=release)
         outcome = judge(hook_checks.changes(subject, compared), chosen, judged)
         gathered, carried = _read_stored_objects(
@@ -598,20 +588,6 @@ def check(
     if in_helm and operation is not None and not outcome.safe:
         footer = "\n".join([*_rollback_way_out(operation, namespace), footer])
     _emit(outcome, operation_name, len(chart), reach, footer, chart_version)
-
-
-def _chart(
-    operation: Operation | None, bundled: dict[str, Crd] | None, no_record: str
-) -> dict[str, Crd]:
-    """The CRDs this release applies: the pending record's under Helm, else the bundle's."""
-    if operation is not None:
-        return history.normalized(operation.pending.crds())
-    if bundled is not None:
-        return bundled
-    raise LoadError(
-        f"no pending Helm release record {no_record} and no CRD bundle (--crds): ship the"
-        " bundle for Argo CD"
-    )
 
 
 def _applied(record: Record) -> set[str]:
@@ -756,7 +732,7 @@ def _read_cluster(
             if body is not None
         ]
         try:
-            crds = crds_from(documents, validate=False)
+            crds = crds_from(documents, validate=False, normalize=True)
         except LoadError as error:
             raise ClusterError(f"cannot read a live CRD: {error}") from None
         written = hook_checks.live_state(crds, policy)
@@ -787,7 +763,7 @@ def _read_cluster(
             manifests = manifests_from(found)
         except LoadError as error:
             raise ClusterError(f"cannot read a live object: {error}") from None
-        return _Cluster(version, history.normalized(crds), written, api.attempts, manifests)
+        return _Cluster(version, crds, written, api.attempts, manifests)
 
 
 def _read_stored_objects(

@@ -42,7 +42,7 @@ from typing import Any
 
 from upgrade_guard import engine, rules
 from upgrade_guard.counters import digest
-from upgrade_guard.crd import Carrier, Crd, stamped_number
+from upgrade_guard.crd import Crd, stamped_number
 from upgrade_guard.findings import Outcome
 from upgrade_guard.judging import Context, Release, judge, run
 from upgrade_guard.policy import (
@@ -113,13 +113,6 @@ def _counters_in_play(policy: Policy, baseline: Side, candidate: Side) -> list[C
         if carried:
             counters.append(Counter(CONTROLLER_STATE_VERSION, "monotonic", key))
     return counters
-
-
-def release_of(policy: Policy, old: Mapping[str, Carrier], new: Mapping[str, Carrier]) -> Release:
-    """The schema versions a comparison of two CRD sets (diff, the cluster hook) goes
-    between: the highest each side is stamped with."""
-    key = policy.annotation(SCHEMA_VERSION)
-    return Release(stamped(old, key).value, stamped(new, key).value)
 
 
 def next_schema_version(

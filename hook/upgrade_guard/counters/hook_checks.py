@@ -83,13 +83,24 @@ class CarriedTally:
 def subject_for(
     policy: Policy,
     chart: Mapping[str, Crd],
-    chart_counters: Mapping[str, int],
+    given_counters: Mapping[str, str],
     controller_images: Mapping[str, str],
     image_table: ImageTable | None,
 ) -> HookSubject:
     """What the hook's checks compare before the cluster is read, with the policy's names for
     what they read: the schema version's annotation, and the counters paired with the images
-    (``controller-state-version`` always)."""
+    (``controller-state-version`` always). ``given_counters``: values by annotation (the
+    hook's --counter), else the value every chart CRD is stamped with."""
+    names = {CONTROLLER_STATE_VERSION, *(c.name for c in policy.counters)}
+    chart_counters: dict[str, int] = {}
+    for name in sorted(names):
+        key = policy.annotation(name)
+        if key in given_counters:
+            chart_counters[name] = int(given_counters[key])
+            continue
+        stamped = {stamped_number(crd, key) for crd in chart.values()}
+        if len(stamped) == 1 and None not in stamped:
+            chart_counters[name] = int(stamped.pop() or 0)
     return HookSubject(
         chart=chart,
         chart_counters=chart_counters,

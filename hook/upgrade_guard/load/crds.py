@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from upgrade_guard.counters import digest
 from upgrade_guard.crd import Crd, CrdHead, Source
 from upgrade_guard.load import crd_validation
 from upgrade_guard.load.documents import Document, LoadError
@@ -30,6 +31,7 @@ def _check_crd(
     validate: bool,
     beside: Mapping[str, Crd] | None,
     passed: crd_validation.Passed,
+    normalize: bool,
 ) -> Crd:
     if body.get("apiVersion") != API_VERSION:
         raise LoadError(
@@ -40,8 +42,20 @@ def _check_crd(
     if not isinstance(metadata, Mapping) or not isinstance(metadata.get("name"), str):
         raise LoadError(f"{source}: CustomResourceDefinition without metadata.name")
     name = str(metadata["name"])
-    if not validate:
-        return Crd(body, source)
+    if validate:
+        _validate(body, source, name, beside, passed)
+    if normalize:
+        body = {**body, "spec": digest.normalized_spec(body["spec"])}
+    return Crd(body, source)
+
+
+def _validate(
+    body: Mapping[str, Any],
+    source: Source,
+    name: str,
+    beside: Mapping[str, Crd] | None,
+    passed: crd_validation.Passed,
+) -> None:
     try:
         checked = (beside or {}).get(name)
         crd_validation.check(body, None if checked is None else checked.raw, passed)
@@ -52,8 +66,6 @@ def _check_crd(
             f" {invalid.where}: {invalid.problem}"
         ) from None
 
-    return Crd(body, source)
-
 
 def crds_from(
     documents: Iterable[Document],
@@ -61,6 +73,7 @@ def crds_from(
     validate: bool = True,
     beside: Mapping[str, Crd] | None = None,
     passed: crd_validation.Passed | None = None,
+    normalize: bool = False,
 ) -> dict[str, Crd]:
     """The CRDs among documents, by name. Other kinds are ignored; a List is looked into.
 
@@ -69,9 +82,12 @@ def crds_from(
     ``beside`` is the other side of a diff, validated already: what a CRD shares with its
     namesake there is not validated twice (most of a schema is the same between releases).
     ``passed`` holds schema subtrees validated already; repeated ones (across versions,
-    CRDs, the sides of a diff) are validated once."""
+    CRDs, the sides of a diff) are validated once. ``normalize``: each spec as the digest
+    sees it (``counters.digest.normalized_spec``: the apiserver's defaults, no
+    documentation), which is what the hook's checks compare and its evidence judges by."""
     found: dict[str, Crd] = {}
-    for crd in crds_of(documents, validate, beside, set() if passed is None else passed):
+    passed = set() if passed is None else passed
+    for crd in crds_of(documents, validate, beside, passed, normalize=normalize):
         if crd.name in found:
             raise defined_twice(crd, found[crd.name])
         found[crd.name] = crd
@@ -83,6 +99,8 @@ def crds_of(
     validate: bool,
     beside: Mapping[str, Crd] | None,
     passed: crd_validation.Passed,
+    *,
+    normalize: bool = False,
 ) -> Iterator[Crd]:
     """``crds_from``'s CRDs one at a time, a name defined twice included."""
     for document in documents:
@@ -97,7 +115,7 @@ def crds_of(
         items = body.get("items") if body.get("kind") == "List" else [body]
         for item in items if isinstance(items, list) else []:
             if is_crd(item):
-                yield _check_crd(item, document.source, validate, beside, passed)
+                yield _check_crd(item, document.source, validate, beside, passed, normalize)
 
 
 def defined_twice(crd: Crd | CrdHead, first: Crd | CrdHead) -> LoadError:

@@ -64,10 +64,11 @@ class Record:
         """install, upgrade or rollback while the record is pending."""
         return PENDING.get(self.status)
 
-    def crds(self) -> dict[str, Crd]:
-        """The CustomResourceDefinitions the manifest applies, by name."""
-        data = self.manifest.encode()
-        return crds_from(documents_of(f"release record {self.name}", data), validate=False)
+    def crds(self, *, normalize: bool = False) -> dict[str, Crd]:
+        """The CustomResourceDefinitions the manifest applies, by name (``normalize``: as
+        ``crds_from``)."""
+        documents = documents_of(f"release record {self.name}", self.manifest.encode())
+        return crds_from(documents, validate=False, normalize=normalize)
 
     def manifests(self) -> Manifests:
         """The roles and webhook configurations the manifest applies."""
