@@ -6,9 +6,12 @@ from typing import Any
 
 import pytest
 
-from upgrade_guard import engine
+from upgrade_guard import engine, judging
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.judging import Changes
+from upgrade_guard.policy import DEFAULT_POLICY
+from upgrade_guard.subjects import HookSubject
 from upgrade_guard.validation import evidence, judge
 
 STR: dict[str, Any] = {"type": "string"}
@@ -183,43 +186,58 @@ def test_schema_segments(path: str, segments: tuple[str, ...]) -> None:
     assert evidence.schema_segments(path) == segments
 
 
+TRANSITION = "self.size < 5 || self.size != oldSelf.size"  # a transition rule: never ratcheted
+
+
+def things(spec: dict[str, Any]) -> Crd:
+    """A CRD things.g.io whose spec carries the transition rule."""
+    schema_ = schema(spec)
+    schema_["properties"]["spec"]["x-kubernetes-validations"] = [{"rule": TRANSITION}]
+    return Crd({"metadata": {"name": "things.g.io"}, "spec": {"names": {"plural": "things"},
+                "versions": [{"name": "v1", "served": True, "storage": True,
+                             "schema": {"openAPIV3Schema": schema_}}]}})  # fmt: skip
+
+
+def with_evidence(changes: Changes, chart: Crd, live: Crd, stored: list[dict[str, Any]]) -> Outcome:
+    """The outcome judged from ``changes`` of live into chart, with the evidence of the
+    stored objects (every one listed), gathered before the changes are judged."""
+    subject = HookSubject(chart={chart.name: chart}, live={live.name: live})
+    gathered = evidence.Gathered(changes, subject, (1, 35), strict=False, evidence=True)
+    for name in gathered.crds:
+        for item in stored:
+            gathered.add(name, item)
+        gathered.listed(name, evidence.Listed(complete=True, problem=None))
+    return gathered.applied(judging.judge(changes))
+
+
 def test_objects_failing_where_no_finding_points_are_reported() -> None:
     """A write that fails for a reason the diff did not name (here a transition rule, as if
     the live CRD had it already) is counted on the CRD's first data finding."""
-    new = {"mode": {**STR, "enum": ["Full"]}, "size": {"type": "integer", "maximum": 3}}
-    schema_ = schema(new)
-    rule = "self.size < 5 || self.size != oldSelf.size"  # a transition rule: never ratcheted
-    schema_["properties"]["spec"]["x-kubernetes-validations"] = [{"rule": rule}]
-    found = finding("UG207", "spec.mode")
+    size = {"size": {"type": "integer", "maximum": 3}}
+    old, new = things({"mode": STR, **size}), things({"mode": {**STR, "enum": ["Full"]}, **size})
 
-    class Listing:
-        complete, problem = True, None
-
-        def __iter__(self):  # type: ignore[no-untyped-def]
-            return iter([obj("a", {"mode": "Full", "size": 9})])
-
-    crd = Crd({"metadata": {"name": "things.g.io"}, "spec": {"names": {"plural": "things"},
-               "versions": [{"name": "v1", "schema": {"openAPIV3Schema": schema_}}]}})  # fmt: skip
-    outcome = evidence.with_evidence(
-        Outcome((found,)), {crd.name: crd}, {crd.name: crd}, (1, 35), strict=False,
-        list_stored=lambda crds: (Listing() for _ in crds),
-    )  # fmt: skip
+    changes = engine.changes_between({old.name: old}, {new.name: new}, DEFAULT_POLICY)
+    outcome = with_evidence(changes, new, old, [obj("a", {"mode": "Full", "size": 9})])
     (result,) = outcome.findings
+    assert (result.code, result.path) == ("UG207", "spec.mode")
     assert result.notes[-1] == (
         "evidence: also 1 things would fail their next update where no finding points: ns/a"
     )
 
 
-class _Stored:
-    """Every stored object of a CRD, listed whole."""
-
-    def __init__(self, objects: list[dict[str, Any]]) -> None:
-        self.objects = objects
-        self.complete = True
-        self.problem: str | None = None
-
-    def __iter__(self) -> Any:
-        return iter(self.objects)
+def test_a_write_failing_where_only_an_excused_finding_points_is_where_no_finding_points() -> None:
+    """The stored objects are read before the changes are judged, for every data change; a
+    place only a change the judge excused (a declared break, an acceptance) points at counts
+    as one no finding points at, as the findings the judge made are all that is reported."""
+    size = {"size": {"type": "integer", "maximum": 3}}
+    collected = evidence.VersionEvidence(
+        judge.Judge(things({"mode": STR, **size}).schema_of("v1"), (1, 35)),
+        [evidence.Target("UG207", "spec.mode"), evidence.Target("UG219", "spec")],
+    )
+    collected.add(obj("a", {"mode": "Full", "size": 9}))
+    collected.add(obj("b", {"mode": "Full", "size": 1}))
+    assert collected.unpredicted({0, 1}) == (0, [])
+    assert collected.unpredicted({0}) == (1, ["ns/a"])
 
 
 def test_fields_declared_where_unknown_fields_were_kept_are_judged_by_the_stored_objects() -> None:
@@ -264,15 +282,8 @@ def test_fields_declared_where_unknown_fields_were_kept_are_judged_by_the_stored
         obj("typed", {"num": "eight", "mode": "m"}),
         obj("bare", {"color": "red"}),
     ]
-    outcome = engine.compare_crds({"things.g.io": old}, {"things.g.io": new})
-    found = evidence.with_evidence(
-        outcome,
-        {"things.g.io": new},
-        {"things.g.io": old},
-        (1, 35),
-        strict=False,
-        list_stored=lambda crds: iter([_Stored(stored) for _ in crds]),
-    )
+    changes = engine.changes_between({"things.g.io": old}, {"things.g.io": new}, DEFAULT_POLICY)
+    found = with_evidence(changes, new, old, stored)
     said = {(f.code, f.path): (f.severity, f.notes[-1]) for f in found.findings}
     affected = "evidence: {} of 4 things affected: {}"
     assert said == {

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, NoReturn
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -49,16 +49,13 @@ from upgrade_guard.policy import (
 from upgrade_guard.report import REPORTERS, hook_log
 from upgrade_guard.rules import acceptance_unused
 from upgrade_guard.subjects import (
-    Carried,
     Controller,
     HookSubject,
     RoleSubject,
     Stored,
     WrittenState,
 )
-
-if TYPE_CHECKING:  # imported where evidence is gathered: the CEL runtime loads slowly
-    from upgrade_guard.validation.evidence import Gathered
+from upgrade_guard.validation import evidence
 
 TERMINATION_LOG_ENV = "UPGRADE_GUARD_TERMINATION_LOG"
 DEFAULT_TERMINATION_LOG = "/dev/termination-log"
@@ -552,22 +549,29 @@ def check(
                 live=cluster.manifests.roles,
             ),
         )
-        # Run and judged once; again only where the stored objects carry what this release
-        # no longer handles (UG611, UG612), over the same schema comparison.
+        # Compared, the stored objects the changes and the hook's checks need read, run and
+        # judged once, the evidence put on the findings.
         compared = hook_checks.compared_with_live(subject, chosen)
         release = Release.between(live_crds, chart, chosen.annotation(SCHEMA_VERSION))
         judged = replace(admin, kube_version=cluster.server_version, release=release)
-        outcome = judge(hook_checks.changes(subject, compared), chosen, judged)
-        gathered, carried = _read_stored_objects(
-            outcome, subject, cluster.server_version, chosen,
-            kubeconfig=kubeconfig, context=context, deadline=deadline,
-            limit=reach.evidence_limit,
+        gathered = evidence.Gathered(
+            compared, subject, cluster.server_version, strict=chosen.strict,
+            evidence=reach.evidence_limit > 0,
         )  # fmt: skip
-        if carried:
-            subject = replace(subject, carried=carried)
-            outcome = judge(hook_checks.changes(subject, compared), chosen, judged)
-        if gathered is not None:
-            outcome = gathered.applied(outcome)
+        if gathered.crds:
+            from upgrade_guard.cluster.stored import stored_objects
+
+            with stored_objects(
+                kubeconfig=kubeconfig, context=context, deadline=deadline,
+                limit=reach.evidence_limit,
+            ) as list_stored:  # fmt: skip
+                listings = list_stored(subject.live[name] for name in gathered.crds)
+                for name, listing in zip(gathered.crds, listings, strict=True):
+                    for obj in listing:
+                        gathered.add(name, obj)
+                    gathered.listed(name, evidence.Listed(listing.complete, listing.problem))
+        subject = replace(subject, carried=gathered.carried)
+        outcome = gathered.applied(judge(hook_checks.changes(subject, compared), chosen, judged))
     except ClusterError as error:
         _cannot_decide(ExitCode.CLUSTER_UNREACHABLE, str(error), fail_open, log)
     except typer.Exit:
@@ -764,50 +768,3 @@ def _read_cluster(
         except LoadError as error:
             raise ClusterError(f"cannot read a live object: {error}") from None
         return _Cluster(version, crds, written, api.attempts, manifests)
-
-
-def _read_stored_objects(
-    outcome: Outcome,
-    subject: HookSubject,
-    server_version: tuple[int, int],
-    policy: Policy,
-    *,
-    kubeconfig: str | None,
-    context: str | None,
-    deadline: float,
-    limit: int,
-) -> tuple[Gathered | None, dict[str, Carried]]:
-    """What the stored objects say, each CRD's listed once for every check that reads them:
-    evidence for the data-dependent findings, and the finalizers and condition types they
-    carry where this release stopped handling some. The CEL runtime, which evidence needs,
-    takes a while to load: a safe upgrade never loads it."""
-    gathered = None
-    if limit and outcome.findings:
-        from upgrade_guard.validation import evidence
-
-        gathered = evidence.Gathered(
-            outcome, subject.chart, subject.live, server_version, strict=policy.strict
-        )
-    contracts = subject.to_read()
-    names = list(dict.fromkeys([*(gathered.crds if gathered else ()), *contracts]))
-    carried: dict[str, Carried] = {}
-    if not names:
-        return gathered, carried
-    from upgrade_guard.cluster.stored import stored_objects
-
-    with stored_objects(
-        kubeconfig=kubeconfig, context=context, deadline=deadline, limit=limit
-    ) as list_stored:
-        listings = list_stored(subject.live[name] for name in names)
-        for name, listing in zip(names, listings, strict=True):
-            tally = hook_checks.CarriedTally() if name in contracts else None
-            for obj in listing:
-                if gathered is not None:
-                    gathered.add(name, obj)
-                if tally is not None:
-                    tally.add(obj)
-            if gathered is not None:
-                gathered.listed(name, listing)
-            if tally is not None:
-                carried[name] = tally.carried(complete=listing.complete, problem=listing.problem)
-    return gathered, carried

@@ -22,17 +22,23 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
+from upgrade_guard import schema
+from upgrade_guard.counters.hook_checks import CarriedTally
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.judging import Changes
+from upgrade_guard.subjects import Carried, HookSubject
 
 from . import values
-from .judge import Judge
 from .read_defaults import may_be_read_default
 from .violations import Violation
+
+if TYPE_CHECKING:  # imported where a schema judges objects: the CEL runtime loads slowly
+    from .judge import Judge
 
 # Rules whose harm depends on what objects hold. The others are about the CRD itself
 # (versions, names, scope) or about merges (map-type), which no stored value decides.
@@ -118,17 +124,45 @@ class Tally:
     read_defaults: int = 0
 
 
+class Pointed(Protocol):
+    """Where a data-dependent change or its finding points: the rule's code and the path."""
+
+    @property
+    def code(self) -> str: ...
+
+    @property
+    def path(self) -> str | None: ...
+
+
+@dataclass(frozen=True)
+class Target:
+    code: str
+    path: str | None
+
+
+@dataclass
+class Unpredicted:
+    """The objects whose next write fails at places only the same targets cover (for each
+    place, the indices of the targets covering it), and the first few (place in the listing,
+    name)."""
+
+    count: int = 0
+    first: list[tuple[int, str]] = field(default_factory=list)
+
+
 @dataclass
 class VersionEvidence:
-    """Stored objects judged by one new CRD version's schema, for its data findings."""
+    """Stored objects judged by one new CRD version's schema, for what its data changes
+    point at (``targets``)."""
 
     judge: Judge
-    findings: list[Finding]
+    targets: list[Pointed]
     live: Crd | None = None  # the CRD the objects were read with
     checked: int = 0
     tallies: dict[int, Tally] = field(default_factory=dict)
-    unpredicted: int = 0  # objects whose next write fails where no finding points
-    unpredicted_names: list[str] = field(default_factory=list)
+    # objects whose next write fails, by the targets covering each place it fails at: those
+    # it fails where no judged finding points are told once the findings are known
+    failing: dict[frozenset[frozenset[int]], Unpredicted] = field(default_factory=dict)
 
     def add(self, obj: Mapping[str, Any]) -> None:
         stored = dict(obj)
@@ -142,30 +176,43 @@ class VersionEvidence:
             value_segments(self.judge.schema, values.steps(n.path)): n.rule
             for n in found.create.not_evaluated
         }
-        for index, finding in enumerate(self.findings):
-            target = schema_segments(finding.path)
+        targets = [schema_segments(t.path) for t in self.targets]
+        for index, (pointed, target) in enumerate(zip(self.targets, targets, strict=True)):
             tally = self.tallies.setdefault(index, Tally())
             tally.not_evaluated.update(
                 rule for where, rule in unevaluated.items() if _within(where, target)
             )
-            if finding.code in READ_BACK_RULES:
+            if pointed.code in READ_BACK_RULES:
                 hurt = read
             else:
-                hurt = created | read if finding.code in _BOTH else created
+                hurt = created | read if pointed.code in _BOTH else created
             hit = any(_within(where, target) for where in hurt)
             if not hit:
-                if finding.code in READ_BACK_RULES:
+                if pointed.code in READ_BACK_RULES:
                     tally.read_defaults += any(_within(w, target) for w in read_defaults)
                 continue
             tally.affected += 1
             tally.writes_fail += any(_within(where, target) for where in writes)
             if len(tally.names) < NAMES_SHOWN:
                 tally.names.append(name)
-        targets = [schema_segments(f.path) for f in self.findings]
-        if any(not any(_within(w, t) for t in targets) for w in writes):
-            self.unpredicted += 1
-            if len(self.unpredicted_names) < NAMES_SHOWN:
-                self.unpredicted_names.append(name)
+        if writes:
+            covering = frozenset(
+                frozenset(i for i, t in enumerate(targets) if _within(w, t)) for w in writes
+            )
+            failing = self.failing.setdefault(covering, Unpredicted())
+            failing.count += 1
+            if len(failing.first) < NAMES_SHOWN:
+                failing.first.append((self.checked, name))
+
+    def unpredicted(self, pointed: set[int]) -> tuple[int, list[str]]:
+        """How many objects would fail their next write where none of the targets
+        ``pointed`` (those the judge made findings of) points, and the first few names."""
+        count, first = 0, []
+        for covering, failing in self.failing.items():
+            if any(not places & pointed for places in covering):
+                count += failing.count
+                first.extend(failing.first)
+        return count, [name for _, name in sorted(first)[:NAMES_SHOWN]]
 
     def _read_changes(
         self, stored: Mapping[str, Any], changes: Iterable[tuple[str, str]]
@@ -276,133 +323,138 @@ def _name(obj: Mapping[str, Any]) -> str:
     return "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p)
 
 
-class Listing(Protocol):
-    """Stored objects of one CRD as the cluster layer lists them: iterating stops at the
-    limit (``complete`` then False) or at a failure (``problem`` then says what)."""
+@dataclass(frozen=True)
+class Listed:
+    """How one CRD's listing of stored objects ended: every object read (``complete``), or
+    stopped at the limit, or at a failure (``problem`` then says what)."""
 
-    @property
-    def complete(self) -> bool: ...
-
-    @property
-    def problem(self) -> str | None: ...
-
-    def __iter__(self) -> Iterator[Mapping[str, Any]]: ...
+    complete: bool
+    problem: str | None
 
 
 class Gathered:
-    """The evidence for one outcome's data-dependent findings, gathered object by object
-    from listings made elsewhere (the hook reads each CRD's objects once, for every check
-    that needs them): ``crds`` names the CRDs whose objects it needs, in order; each object
-    goes to ``add``, each finished listing to ``listed``; ``applied`` then puts the evidence
-    on those findings in an outcome judged from the same changes."""
+    """What the stored objects say, read before the changes are judged, each CRD's objects
+    listed once for every check that needs them: evidence for the data-dependent changes
+    (with ``evidence``), and the finalizers and condition types the objects carry where this
+    release stopped handling some (``subject.to_read()``; the hook's checks read them as
+    ``carried``). ``crds`` names the CRDs whose objects it needs, in order; each object of
+    their listings, made elsewhere, goes to ``add``, and how each listing ended to
+    ``listed``; ``applied`` then puts the evidence on the findings the judge made of those
+    changes (none on an excused one)."""
 
     def __init__(
         self,
-        outcome: Outcome,
-        chart: Mapping[str, Crd],
-        live: Mapping[str, Crd],
+        changes: Changes,
+        subject: HookSubject,
         kube_version: tuple[int, int],
         *,
         strict: bool,
+        evidence: bool,
     ) -> None:
+        chart, live = subject.chart, subject.live
         self._strict = strict
         self._kinds: dict[str, str] = {}
-        self._converted: list[Finding] = []
+        self._converted: set[tuple[str, str, Target]] = set()
         self._by_version: dict[str, dict[str, VersionEvidence]] = {}
-        self._listings: dict[str, Listing] = {}
-        for finding in outcome.findings:
-            name = finding.crd
+        self._indices: dict[tuple[str, str, Target], int] = {}
+        self._listings: dict[str, Listed] = {}
+        for item in changes.raw if evidence else ():
+            name, version = item.crd, str(item.version)
             if (
-                finding.code not in DATA_RULES
+                item.rule.code not in DATA_RULES
                 or name is None
-                or finding.version not in chart.get(name, _NO_CRD).versions
+                or name not in chart
+                or version not in chart[name].versions
                 or name not in live
-                or finding.excused is not None
+                or item.change.excused is not None
             ):
                 continue
-            version = str(finding.version)
-            if (live[name].spec.get("conversion") or {}).get("strategy", "None") != "None":
-                self._converted.append(finding)
+            target = Target(
+                item.rule.code, None if item.path is None else schema.render_path(item.path)
+            )
+            if live[name].conversion_strategy != "None":
+                self._converted.add((name, version, target))
+                continue
+            if (name, version, target) in self._indices:
                 continue
             self._kinds[name] = str(live[name].names.get("plural") or name)
             versions = self._by_version.setdefault(name, {})
             if version not in versions:
-                schema = chart[name].versions[version]["schema"]["openAPIV3Schema"]
+                from .judge import Judge
+
+                schema_ = chart[name].versions[version]["schema"]["openAPIV3Schema"]
                 versions[version] = VersionEvidence(
-                    Judge(schema, kube_version), [], live=live[name]
+                    Judge(schema_, kube_version), [], live=live[name]
                 )
-            versions[version].findings.append(finding)
-        self.crds = list(self._by_version)
+            targets = versions[version].targets
+            self._indices[name, version, target] = len(targets)
+            targets.append(target)
+        self._tallies = {name: CarriedTally() for name in subject.to_read()}
+        self.crds = list(dict.fromkeys([*self._by_version, *self._tallies]))
+        self.carried: dict[str, Carried] = {}
 
     def add(self, name: str, obj: Mapping[str, Any]) -> None:
+        """One stored object of the CRD ``name`` (one of ``crds``): judged and tallied."""
         for collected in self._by_version.get(name, {}).values():
             collected.add(obj)
+        tally = self._tallies.get(name)
+        if tally is not None:
+            tally.add(obj)
 
-    def listed(self, name: str, listing: Listing) -> None:
+    def listed(self, name: str, listed: Listed) -> None:
+        """The end of the CRD ``name``'s listing."""
         if name in self._by_version:
-            self._listings[name] = listing
+            self._listings[name] = listed
+        tally = self._tallies.get(name)
+        if tally is not None:
+            self.carried[name] = tally.carried(complete=listed.complete, problem=listed.problem)
 
     def applied(self, outcome: Outcome) -> Outcome:
         findings = list(outcome.findings)
         first_of: dict[str, int] = {}
+        pointed: dict[tuple[str, str], set[int]] = {}
         for i, finding in enumerate(findings):
-            if finding in self._converted:
+            name, version = finding.crd, str(finding.version)
+            if finding.code not in DATA_RULES or name is None or finding.excused is not None:
+                continue
+            place = (name, version, Target(finding.code, finding.path))
+            if place in self._converted:
                 findings[i] = not_checkable(finding, "objects are converted by a webhook")
                 continue
-            name = finding.crd
-            if name is None:
-                continue
-            collected = self._by_version.get(name, {}).get(str(finding.version))
+            collected = self._by_version.get(name, {}).get(version)
             listing = self._listings.get(name)
-            if collected is None or listing is None or finding not in collected.findings:
+            index = self._indices.get(place)
+            if collected is None or listing is None or index is None:
                 continue
             first_of.setdefault(name, i)
+            pointed.setdefault((name, version), set()).add(index)
             if listing.problem:
                 findings[i] = not_checkable(finding, listing.problem)
                 continue
             findings[i] = classify(
                 finding,
-                collected.tallies.get(collected.findings.index(finding)),
+                collected.tallies.get(index),
                 collected.checked,
                 complete=listing.complete,
                 strict=self._strict,
                 kind=self._kinds[name],
             )
         for name, first in first_of.items():
-            by_version = self._by_version[name].values()
-            unpredicted = sum(c.unpredicted for c in by_version)
-            if unpredicted and not self._listings[name].problem:
-                names = sorted({n for c in by_version for n in c.unpredicted_names})
-                shown = ", ".join(names[:NAMES_SHOWN]) + (
+            if self._listings[name].problem:
+                continue
+            unpredicted, names = 0, set()
+            for version, collected in self._by_version[name].items():
+                if (name, version) in pointed:
+                    count, shown = collected.unpredicted(pointed[name, version])
+                    unpredicted += count
+                    names.update(shown)
+            if unpredicted:
+                listed = ", ".join(sorted(names)[:NAMES_SHOWN]) + (
                     ", ..." if unpredicted > NAMES_SHOWN else ""
                 )
                 findings[first] = _note(
                     findings[first],
                     f"also {unpredicted:,} {self._kinds[name]} would fail their next update"
-                    f" where no finding points: {shown}",
+                    f" where no finding points: {listed}",
                 )
         return replace(outcome, findings=tuple(findings))
-
-
-def with_evidence(
-    outcome: Outcome,
-    chart: Mapping[str, Crd],
-    live: Mapping[str, Crd],
-    kube_version: tuple[int, int],
-    *,
-    strict: bool,
-    list_stored: Callable[[Iterable[Crd]], Iterator[Listing]],
-) -> Outcome:
-    """``outcome`` with evidence on every data-dependent finding about a CRD that is live:
-    its stored objects are listed once and judged by each new version's schema.
-    ``list_stored`` yields the listings of the CRDs it is given, in their order."""
-    gathered = Gathered(outcome, chart, live, kube_version, strict=strict)
-    listings = list_stored(live[name] for name in gathered.crds)
-    for name, listing in zip(gathered.crds, listings, strict=True):
-        for obj in listing:
-            gathered.add(name, obj)
-        gathered.listed(name, listing)
-    return gathered.applied(outcome)
-
-
-_NO_CRD = Crd({"metadata": {"name": ""}, "spec": {}})
