@@ -13,7 +13,6 @@ from test_hook import STRING, apply, guard_account, new_group, run_hook, widget_
 
 from testenv import Cluster, CRDTrial
 from upgrade_guard.cluster import stored
-from upgrade_guard.crd import Crd
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
@@ -167,7 +166,7 @@ def test_listings_page_in_order_with_pages_read_ahead(
     kubeconfig = guard_account(
         cluster, namespace, [], tuple(f"widgets.{c['spec']['group']}" for c in (full, empty))
     )
-    crds = [Crd(cluster.admin.get(f"{CRDS}/{c['metadata']['name']}")) for c in (full, empty)]
+    crds = [stored.StoredAt(c["spec"]["group"], "v1", "widgets") for c in (full, empty)]
     with stored.stored_objects(
         kubeconfig=str(kubeconfig), context=None, deadline=time.monotonic() + 60, limit=limit
     ) as list_stored:

@@ -14,7 +14,7 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from upgrade_guard.cluster.client import (
@@ -24,20 +24,26 @@ from upgrade_guard.cluster.client import (
     Resource,
     load_configuration,
 )
-from upgrade_guard.crd import Crd
 
 _AHEAD = 8  # first pages in flight: at most this many pages of objects held at once
 
 
+class StoredAt(NamedTuple):
+    """Where a CRD's objects are listed: its group, its storage version (None where the CRD
+    names none) and its plural."""
+
+    group: str
+    version: str | None
+    plural: str
+
+
 class StoredListing:
-    def __init__(self, api: Api, crd: Crd, limit: int) -> None:
+    def __init__(self, api: Api, where: StoredAt, limit: int) -> None:
         self._api = api
         self._limit = limit
         self.complete = True
         self.problem: str | None = None
-        version = crd.storage_version
-        group = str(crd.spec.get("group", ""))
-        self._plural = str(crd.names.get("plural", ""))
+        group, version, self._plural = where
         self._what = Resource("list", f"{self._plural}.{group}")
         self._path = ""
         if version is None or not group or not self._plural:
@@ -91,16 +97,16 @@ class _Prefetched:
 @contextmanager
 def stored_objects(
     *, kubeconfig: str | None, context: str | None, deadline: float, limit: int
-) -> Iterator[Callable[[Iterable[Crd]], Iterator[_Prefetched]]]:
+) -> Iterator[Callable[[Iterable[StoredAt]], Iterator[_Prefetched]]]:
     """A lister of stored objects (at most ``limit`` per CRD) inside ``deadline``: given
-    CRDs, it yields their listings in the same order."""
+    where CRDs store them, it yields their listings in the same order."""
     api = Api(load_configuration(kubeconfig, context), deadline)
 
-    def listings(crds: Iterable[Crd]) -> Iterator[_Prefetched]:
+    def listings(crds: Iterable[StoredAt]) -> Iterator[_Prefetched]:
         with ThreadPoolExecutor(max_workers=_AHEAD) as pool:
             pending: deque[_Prefetched] = deque()
-            for crd in crds:
-                listing = StoredListing(api, crd, limit)
+            for where in crds:
+                listing = StoredListing(api, where, limit)
                 pending.append(_Prefetched(listing, pool.submit(listing.first_page)))
                 if len(pending) > _AHEAD:
                     yield pending.popleft()

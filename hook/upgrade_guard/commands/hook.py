@@ -559,13 +559,20 @@ def check(
             evidence=reach.evidence_limit > 0,
         )  # fmt: skip
         if gathered.crds:
-            from upgrade_guard.cluster.stored import stored_objects
+            from upgrade_guard.cluster.stored import StoredAt, stored_objects
 
+            live = [subject.live[name] for name in gathered.crds]
+            stored_at = [
+                StoredAt(
+                    str(c.spec.get("group", "")), c.storage_version, str(c.names.get("plural", ""))
+                )
+                for c in live
+            ]
             with stored_objects(
                 kubeconfig=kubeconfig, context=context, deadline=deadline,
                 limit=reach.evidence_limit,
             ) as list_stored:  # fmt: skip
-                listings = list_stored(subject.live[name] for name in gathered.crds)
+                listings = list_stored(stored_at)
                 for name, listing in zip(gathered.crds, listings, strict=True):
                     for obj in listing:
                         gathered.add(name, obj)
