@@ -42,30 +42,20 @@ def _check_crd(
         raise LoadError(f"{source}: CustomResourceDefinition without metadata.name")
     name = str(metadata["name"])
     if validate:
-        _validate(body, source, name, beside, passed)
+        try:
+            checked = (beside or {}).get(name)
+            crd_validation.check(body, None if checked is None else checked.raw, passed)
+        except crd_validation.CrdInvalid as invalid:
+            version = f" version {invalid.version}" if invalid.version is not None else ""
+            raise LoadError(
+                f"{_where(source, name)}{version}: the apiserver refuses this CRD:"
+                f" {invalid.where}: {invalid.problem}"
+            ) from None
     if normalize:
         from upgrade_guard.counters import digest  # (the hook's and history's; decimal with it)
 
         body = {**body, "spec": digest.normalized_spec(body["spec"])}
     return Crd(body, source)
-
-
-def _validate(
-    body: Mapping[str, Any],
-    source: Source,
-    name: str,
-    beside: Mapping[str, Crd] | None,
-    passed: crd_validation.Passed,
-) -> None:
-    try:
-        checked = (beside or {}).get(name)
-        crd_validation.check(body, None if checked is None else checked.raw, passed)
-    except crd_validation.CrdInvalid as invalid:
-        version = f" version {invalid.version}" if invalid.version is not None else ""
-        raise LoadError(
-            f"{_where(source, name)}{version}: the apiserver refuses this CRD:"
-            f" {invalid.where}: {invalid.problem}"
-        ) from None
 
 
 def crds_from(
