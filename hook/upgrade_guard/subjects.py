@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, partial
 from typing import Any
 
 from upgrade_guard.crd import (
@@ -235,16 +235,30 @@ class HookSubject:
     counter_keys: Mapping[str, str] = field(default_factory=dict)
     # The operator's roles: this release's, the replaced release's and the live ClusterRoles.
     roles: RoleSubject = field(default_factory=lambda: RoleSubject({}))
+    # Read once, as the subject is made, for every check that reads them: each slot's image
+    # against the paired counters the chart declares, and each CRD the chart and the cluster
+    # both have (name, chart's, live).
+    pairings: list[SlotPairing] = field(init=False)
+    both: list[tuple[str, Crd, Crd]] = field(init=False)
 
-    def pairings(self) -> list[SlotPairing]:
-        """Each slot's image against the paired counters the chart declares."""
+    def __post_init__(self) -> None:
+        fact = partial(object.__setattr__, self)
         wanted = {n: v for n in self.paired if (v := self.chart_counters.get(n))}
-        if self.image_table is None or not wanted:
-            return []
-        return [
-            SlotPairing(slot, image, self.image_table, wanted)
-            for slot, image in sorted(self.controller_images.items())
-        ]
+        table = self.image_table
+        images = sorted(self.controller_images.items())
+        fact(
+            "pairings",
+            [SlotPairing(s, i, table, wanted) for s, i in images]
+            if table is not None and wanted
+            else [],
+        )
+        fact(
+            "both",
+            [
+                (n, self.chart[n], self.live[n])
+                for n in sorted(self.chart.keys() & self.live.keys())
+            ],
+        )
 
     def retired_finalizers(self, name: str) -> tuple[RetiredFinalizer, ...]:
         """The finalizers this release no longer handles on a CRD's objects: those its
@@ -283,13 +297,6 @@ class HookSubject:
             name
             for name in sorted(self.live)
             if self.retired_finalizers(name) or self.retired_condition_types(name)
-        ]
-
-    def both(self) -> list[tuple[str, Crd, Crd]]:
-        """Each CRD the chart and the cluster both have: name, chart's, live."""
-        return [
-            (name, self.chart[name], self.live[name])
-            for name in sorted(self.chart.keys() & self.live.keys())
         ]
 
 

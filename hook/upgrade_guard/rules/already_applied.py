@@ -20,7 +20,7 @@ from upgrade_guard.subjects import HookSubject
 
 
 def check(subject: HookSubject) -> Iterator[tuple[str | None, Change]]:
-    applied = [name for name, ours, theirs in subject.both() if ours.spec == theirs.spec]
+    applied = [name for name, ours, theirs in subject.both if ours.spec == theirs.spec]
     if applied:
         yield (
             None,

@@ -25,7 +25,7 @@ def check(subject: HookSubject) -> Iterator[tuple[str | None, Change]]:
     key = subject.schema_key
     unversioned = [
         name
-        for name, _, theirs in subject.both()
+        for name, _, theirs in subject.both
         if stamped_number(theirs, key) is None and key not in theirs.annotations
     ]
     if unversioned and not subject.adopted:

@@ -27,7 +27,7 @@ from upgrade_guard.subjects import HookSubject
 
 
 def check(subject: HookSubject) -> Iterator[tuple[str | None, Change]]:
-    for pairing in subject.pairings():
+    for pairing in subject.pairings:
         if pairing.entry is None:
             continue
         key, compiled = pairing.entry

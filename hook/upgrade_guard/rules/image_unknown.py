@@ -21,7 +21,7 @@ from upgrade_guard.subjects import HookSubject
 
 
 def check(subject: HookSubject) -> Iterator[tuple[str | None, Change]]:
-    for pairing in subject.pairings():
+    for pairing in subject.pairings:
         if pairing.entry is not None:
             continue
         image, source = pairing.image, pairing.table.source

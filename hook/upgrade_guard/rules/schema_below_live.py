@@ -21,7 +21,7 @@ from upgrade_guard.subjects import HookSubject
 
 
 def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
-    for name, ours, theirs in subject.both():
+    for name, ours, theirs in subject.both:
         mine, live = (
             stamped_number(ours, subject.schema_key),
             stamped_number(theirs, subject.schema_key),
