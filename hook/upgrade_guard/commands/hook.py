@@ -13,7 +13,7 @@ import enum
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Annotated, NoReturn
@@ -29,7 +29,7 @@ from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, Document, LoadError, load_documents
 from upgrade_guard.load.helm_record import Operation, Record, decode, find_operation, record_name
 from upgrade_guard.load.image_table import read_image_table
-from upgrade_guard.load.rendered import Item, manifest_items, manifests_from, manifests_of
+from upgrade_guard.load.rendered import Item, manifests_from, manifests_of, noting_manifests
 from upgrade_guard.manifests import (
     ADMISSION_GROUP,
     RBAC_GROUP,
@@ -196,7 +196,7 @@ def _bundle(
     (a second one held a second copy of a provider's bundle: 150 MiB)."""
     if crds is None:
         return None
-    chart = crds_from(_noting(load_documents(crds, max_bytes), manifests), normalize=True)
+    chart = crds_from(noting_manifests(load_documents(crds, max_bytes), manifests), normalize=True)
     if rendered is None:
         if not chart:
             raise LoadError(f"{crds}: no CustomResourceDefinitions")
@@ -208,12 +208,6 @@ def _bundle(
             " again from the chart's rendered CRDs (upgrade-guard pack)"
         )
     return {name: crd for name, crd in chart.items() if name in rendered}
-
-
-def _noting(documents: Iterable[Document], manifests: list[Item]) -> Iterator[Document]:
-    for document in documents:
-        manifests.extend(manifest_items([document]))
-        yield document
 
 
 def _written_by(record: Record | None) -> list[WrittenState]:

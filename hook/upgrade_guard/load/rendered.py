@@ -126,6 +126,14 @@ def manifest_items(documents: Iterable[Document]) -> list[Item]:
     return [(source, body) for source, body in _items(documents) if _kind(body) is not None]
 
 
+def noting_manifests(documents: Iterable[Document], items: list[Item]) -> Iterator[Document]:
+    """The documents, passed on as they are read, their roles and webhook configurations
+    noted in ``items`` on the way (one pass over a bundle for its CRDs and them)."""
+    for document in documents:
+        items.extend(manifest_items([document]))
+        yield document
+
+
 def manifests_from(documents: Iterable[Document]) -> Manifests:
     """The roles and webhook configurations among documents, hooks left out."""
     return manifests_of(_items(documents))
