@@ -244,10 +244,9 @@ def _check(
             )
         current = None
     namespace = str(body.get("namespace") or "")
-    rendered = pending.crds()
-    _say_rendered(rendered, "the release record" if operation is HelmOperation.rollback
+    chart = pending.crds(normalize=True)
+    _say_rendered(chart, "the release record" if operation is HelmOperation.rollback
                   else f"helm {operation} --dry-run=server with your flags")  # fmt: skip
-    chart = history.normalized(rendered)
     job = guard_job(f"release {pending.chart}", body)
     version = str(body.get("chart", {}).get("metadata", {}).get("version", ""))
     prepared, adopted = _prepared(job, chart, version, policy, accept, scratch)
