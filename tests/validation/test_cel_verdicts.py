@@ -37,7 +37,7 @@ def _assert_same_verdicts(roots: list[Mapping[str, Any]]) -> int:
     return compared // 2
 
 
-def _corpus_roots() -> Iterator[Mapping[str, Any]]:
+def corpus_roots() -> Iterator[Mapping[str, Any]]:
     """Every distinct version schema of the corpus holding rules."""
     seen: set[bytes] = set()
     for document in load_documents(str(require_corpus())):
@@ -56,7 +56,7 @@ def _corpus_roots() -> Iterator[Mapping[str, Any]]:
 
 
 def test_every_corpus_rule() -> None:
-    assert _assert_same_verdicts(list(_corpus_roots())) > 3_000
+    assert _assert_same_verdicts(list(corpus_roots())) > 3_000
 
 
 def _at_spec(node: Mapping[str, Any], rules: list[dict[str, Any]]) -> dict[str, Any]:

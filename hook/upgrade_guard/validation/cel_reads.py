@@ -32,7 +32,7 @@ from typing import Any
 
 from upgrade_guard.schema import ADDITIONAL, ITEMS
 
-from . import cel_cost
+from . import cel_cost, cel_templates
 from .cel_ast import Expr
 from .cel_rules import escape
 
@@ -91,6 +91,72 @@ def rule_read(rule: Mapping[str, Any]) -> Read:
 
 @lru_cache(maxsize=4096)
 def _read(rule: str, message: str) -> Read:
+    """Read by template (:mod:`cel_templates`) where there is one: the same as reading
+    the texts, parsed once for all the rules of one shape."""
+    general = cel_templates.template((rule, message))
+    if general is not None:
+        found = _template_read(*general.texts)
+        if found is not None:
+            return found.named(general.names)
+    return _read_texts(rule, message)
+
+
+@dataclass(frozen=True)
+class _TemplateRead:
+    """A template's :class:`Read`, and where its shape names fields by placeholder:
+    (expression, position in its shape, placeholder's index)."""
+
+    read: Read
+    selects: tuple[tuple[int, int, int], ...]
+
+    def named(self, names: tuple[str, ...]) -> Read:
+        """The read of the texts whose field names the placeholders stand for."""
+        shapes = [list(shape) for shape in self.read.shape]
+        for text, at, name in self.selects:
+            kind, _, test_only, args, entries = shapes[text][at]
+            shapes[text][at] = (kind, names[name], test_only, args, entries)
+        return Read(
+            _named(self.read.reach, names),
+            tuple(tuple(shape) for shape in shapes),
+            {_name(key, names): alias for key, alias in self.read.aliases.items()},
+        )
+
+
+@lru_cache(maxsize=1024)
+def _template_read(rule: str, message: str) -> _TemplateRead | None:
+    """None where a template does not parse, or holds a placeholder other than as a field
+    selected (:func:`cel_templates.fields_only`): its texts are then read as they are."""
+    texts = (rule, message)
+    trees = [cel_cost.parse(text) for text in texts if text.strip()]
+    if not all(trees) or not cel_templates.fields_only(filter(None, trees), texts):
+        return None
+    read = _read_texts(rule, message)
+    selects = tuple(
+        (text, at, index)
+        for text, shape in enumerate(read.shape)
+        for at, entry in enumerate(shape)
+        if isinstance(entry, tuple)
+        and len(entry) == 5
+        and entry[0] == "select"
+        and (index := cel_templates.index(entry[1])) is not None
+    )
+    return _TemplateRead(read, selects)
+
+
+def _named(reach: Reach, names: tuple[str, ...]) -> Reach:
+    return Reach(
+        reach.whole,
+        reach.present,
+        {_name(key, names): _named(below, names) for key, below in reach.fields.items()},
+    )
+
+
+def _name(key: str, names: tuple[str, ...]) -> str:
+    index = cel_templates.index(key)
+    return key if index is None else names[index]
+
+
+def _read_texts(rule: str, message: str) -> Read:
     found = Reach()
     tested: list[tuple[Expr, tuple[str, ...]]] = []
     texts = (rule, message)

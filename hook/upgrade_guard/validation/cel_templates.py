@@ -1,0 +1,134 @@
+"""Rule texts as templates: the field names a rule selects replaced by placeholders.
+
+The provider CRDs' thousands of rules are a few hundred texts of one shape, each naming
+another field (upjet writes ``has(self.forProvider.NAME)`` for each required NAME). A
+field's name never changes the structure of a syntax tree, so what a rule reads
+(:mod:`cel_reads`) is read once per template and named after.
+
+A field selection is an identifier right after a ``.`` token and not followed by ``(``
+(that is a function or a macro), found by a lexer over CEL's tokens: strings in every
+quoting, ``//`` comments, numbers, identifiers. Each distinct name gets a placeholder by
+order of first appearance, across all the texts of a rule. Where there is doubt,
+:func:`template` gives None and the texts are read as they are: a name CEL reserves (after
+a ``.`` it does not parse, a placeholder would), a backtick (quoted names), a text holding
+the placeholders' mark, a text near the parser's size limit. A template is taken only where
+:func:`fields_only` finds each placeholder in its syntax trees as a field name, exactly as
+often as it was put in, and nowhere else.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from .cel_ast import Expr
+
+MARK = "_ugf"
+"""The placeholders' prefix: placeholder ``i`` is ``_ugf<i>``."""
+
+_PLACEHOLDER = re.compile(MARK + r"\d+")
+# The parser refuses an expression of more than 100,000 code points; a placeholder is at
+# most a few times longer than the name it stands for.
+_LONGEST = 10_000
+# cel-spec's reserved words: the literals and ``in``, and those kept for host languages.
+_RESERVED = frozenset({
+    "false", "in", "null", "true", "as", "break", "const", "continue", "else", "for",
+    "function", "if", "import", "let", "loop", "package", "namespace", "return", "var",
+    "void", "while",
+})  # fmt: skip
+_GAP = r"(?:[\t\n\f\r ]|//[^\n]*+)*+"  # whitespace and comments, as CEL's lexer skips them
+_TOKENS = re.compile(
+    r"""
+    (?:[rR][bB]?|[bB][rR])(?:'''.*?'''|\"\"\".*?\"\"\"|'[^'\n\r]*'|"[^"\n\r]*")
+    |[bB]?(?:'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"
+        |'(?:\\.|[^'\\\n\r])*'|"(?:\\.|[^"\\\n\r])*")
+    |//[^\n]*
+    |0[xX][0-9a-fA-F]+[uU]?|\d*\.\d+(?:[eE][+-]?\d+)?|\d+(?:[eE][+-]?\d+)?[uU]?
+    |\.(?P<gap>"""
+    + _GAP
+    + r")(?P<name>[_A-Za-z][_A-Za-z0-9]*+)(?!"
+    + _GAP
+    + r"""\()
+    |[_A-Za-z][_A-Za-z0-9]*
+    """,
+    re.VERBOSE | re.DOTALL,
+)
+
+
+@dataclass(frozen=True)
+class Template:
+    """Texts with their field names replaced: placeholder ``i`` stands for ``names[i]``."""
+
+    texts: tuple[str, ...]
+    names: tuple[str, ...]
+
+
+class _Doubt(Exception):
+    pass
+
+
+def template(texts: tuple[str, ...]) -> Template | None:
+    """The texts (a rule's expressions) as one template; None where in doubt (see the
+    module's documentation) or where they select no field."""
+    if any(len(text) > _LONGEST or MARK in text or "`" in text for text in texts):
+        return None
+    placeholders: dict[str, str] = {}
+
+    def replaced(match: re.Match[str]) -> str:
+        name = match["name"]
+        if name is None:
+            return match[0]
+        if name in _RESERVED:
+            raise _Doubt
+        placeholder = placeholders.setdefault(name, f"{MARK}{len(placeholders)}")
+        return f".{match['gap']}{placeholder}"
+
+    try:
+        general = tuple(_TOKENS.sub(replaced, text) for text in texts)
+    except _Doubt:
+        return None
+    if not placeholders or any(len(text) > _LONGEST for text in general):
+        return None
+    return Template(general, tuple(placeholders))
+
+
+def index(placeholder: str) -> int | None:
+    """Which name a placeholder stands for; None for a name that is no placeholder."""
+    return int(placeholder[len(MARK) :]) if placeholder.startswith(MARK) else None
+
+
+def fields_only(trees: Iterable[Expr], texts: Iterable[str]) -> bool:
+    """Whether the syntax trees of the template ``texts`` hold each placeholder as a field
+    selected, exactly as many times as the texts do, and nowhere else (no literal,
+    identifier, function or message name holds the mark)."""
+    put = Counter(found for text in texts for found in _PLACEHOLDER.findall(text))
+    seen: Counter[str] = Counter()
+    stack = list(trees)
+    while stack:
+        e = stack.pop()
+        value = e.value.decode(errors="replace") if isinstance(e.value, bytes) else e.value
+        if isinstance(value, str) and MARK in value:
+            return False
+        if any(MARK in name for name in (e.iter_var, e.iter_var2, e.accu_var)):
+            return False
+        if MARK in e.name:
+            if e.kind != "select" or not _PLACEHOLDER.fullmatch(e.name):
+                return False
+            seen[e.name] += 1
+        stack.extend(part for entry in e.entries for part in entry)
+        stack.extend(e.args)
+        stack.extend(
+            child
+            for child in (
+                e.operand,
+                e.iter_range,
+                e.accu_init,
+                e.loop_condition,
+                e.loop_step,
+                e.result,
+            )
+            if child is not None
+        )
+    return seen == put
