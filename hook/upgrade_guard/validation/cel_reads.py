@@ -104,21 +104,21 @@ def _read(rule: str, message: str) -> Read:
 @dataclass(frozen=True)
 class _TemplateRead:
     """A template's :class:`Read`, and where its shape names fields by placeholder:
-    (expression, position in its shape, placeholder's index)."""
+    (expression, position in its shape, placeholder)."""
 
     read: Read
-    selects: tuple[tuple[int, int, int], ...]
+    selects: tuple[tuple[int, int, str], ...]
 
-    def named(self, names: tuple[str, ...]) -> Read:
+    def named(self, names: Mapping[str, str]) -> Read:
         """The read of the texts whose field names the placeholders stand for."""
         shapes = [list(shape) for shape in self.read.shape]
-        for text, at, name in self.selects:
+        for text, at, placeholder in self.selects:
             kind, _, test_only, args, entries = shapes[text][at]
-            shapes[text][at] = (kind, names[name], test_only, args, entries)
+            shapes[text][at] = (kind, names[placeholder], test_only, args, entries)
         return Read(
             _named(self.read.reach, names),
             tuple(tuple(shape) for shape in shapes),
-            {_name(key, names): alias for key, alias in self.read.aliases.items()},
+            {names.get(key, key): alias for key, alias in self.read.aliases.items()},
         )
 
 
@@ -128,32 +128,28 @@ def _template_read(rule: str, message: str) -> _TemplateRead | None:
     selected (:func:`cel_templates.fields_only`): its texts are then read as they are."""
     texts = (rule, message)
     trees = [cel_cost.parse(text) for text in texts if text.strip()]
-    if not all(trees) or not cel_templates.fields_only(filter(None, trees), texts):
+    placeholders = cel_templates.fields_only(filter(None, trees), texts) if all(trees) else None
+    if placeholders is None:
         return None
     read = _read_texts(rule, message)
     selects = tuple(
-        (text, at, index)
+        (text, at, entry[1])
         for text, shape in enumerate(read.shape)
         for at, entry in enumerate(shape)
         if isinstance(entry, tuple)
         and len(entry) == 5
         and entry[0] == "select"
-        and (index := cel_templates.index(entry[1])) is not None
+        and entry[1] in placeholders
     )
     return _TemplateRead(read, selects)
 
 
-def _named(reach: Reach, names: tuple[str, ...]) -> Reach:
+def _named(reach: Reach, names: Mapping[str, str]) -> Reach:
     return Reach(
         reach.whole,
         reach.present,
-        {_name(key, names): _named(below, names) for key, below in reach.fields.items()},
+        {names.get(key, key): _named(below, names) for key, below in reach.fields.items()},
     )
-
-
-def _name(key: str, names: tuple[str, ...]) -> str:
-    index = cel_templates.index(key)
-    return key if index is None else names[index]
 
 
 def _read_texts(rule: str, message: str) -> Read:

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .cel_ast import Expr
 
 MARK = "_ugf"
-"""The placeholders' prefix: placeholder ``i`` is ``_ugf<i>``."""
+"""The placeholders' prefix: the first name's is ``_ugf0``, the second's ``_ugf1``, ..."""
 
 _PLACEHOLDER = re.compile(MARK + r"\d+")
 # The parser refuses an expression of more than 100,000 code points; a placeholder is at
@@ -39,19 +39,26 @@ _RESERVED = frozenset({
     "void", "while",
 })  # fmt: skip
 _GAP = r"(?:[\t\n\f\r ]|//[^\n]*+)*+"  # whitespace and comments, as CEL's lexer skips them
-_TOKENS = re.compile(
-    r"""
-    (?:[rR][bB]?|[bB][rR])(?:'''.*?'''|\"\"\".*?\"\"\"|'[^'\n\r]*'|"[^"\n\r]*")
-    |[bB]?(?:'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"
-        |'(?:\\.|[^'\\\n\r])*'|"(?:\\.|[^"\\\n\r])*")
-    |//[^\n]*
-    |0[xX][0-9a-fA-F]+[uU]?|\d*\.\d+(?:[eE][+-]?\d+)?|\d+(?:[eE][+-]?\d+)?[uU]?
-    |\.(?P<gap>"""
-    + _GAP
-    + r")(?P<name>[_A-Za-z][_A-Za-z0-9]*+)(?!"
-    + _GAP
-    + r"""\()
-    |[_A-Za-z][_A-Za-z0-9]*
+_NAME = r"[_A-Za-z][_A-Za-z0-9]*+"
+_CALLED = rf"(?={_GAP}\()"
+# Each match: the code up to the next field name (tokens whole, so that no dot or name
+# inside a string, comment or number is taken), the gap after the name's dot, the name.
+_PIECES = re.compile(
+    rf"""
+    (
+      (?:
+        [^.'"/0-9A-Za-z_]++
+        |(?:[rR][bB]?|[bB][rR])(?:'''.*?'''|\"\"\".*?\"\"\"|'[^'\n\r]*'|"[^"\n\r]*")
+        |[bB]?(?:'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"
+          |'(?:\\.|[^'\\\n\r])*'|"(?:\\.|[^"\\\n\r])*")
+        |{_NAME}
+        |0[xX][0-9a-fA-F]+[uU]?|\d*\.\d+(?:[eE][+-]?\d+)?|\d+(?:[eE][+-]?\d+)?[uU]?
+        |//[^\n]*
+        |[^.]
+        |\.(?!{_GAP}{_NAME}(?!{_CALLED}))
+      )*+
+    )
+    (?:\.({_GAP})({_NAME})(?!{_CALLED}))?
     """,
     re.VERBOSE | re.DOTALL,
 )
@@ -59,14 +66,11 @@ _TOKENS = re.compile(
 
 @dataclass(frozen=True)
 class Template:
-    """Texts with their field names replaced: placeholder ``i`` stands for ``names[i]``."""
+    """Texts with their field names replaced by placeholders."""
 
     texts: tuple[str, ...]
-    names: tuple[str, ...]
-
-
-class _Doubt(Exception):
-    pass
+    names: Mapping[str, str]
+    """The name each placeholder stands for."""
 
 
 def template(texts: tuple[str, ...]) -> Template | None:
@@ -75,34 +79,26 @@ def template(texts: tuple[str, ...]) -> Template | None:
     if any(len(text) > _LONGEST or MARK in text or "`" in text for text in texts):
         return None
     placeholders: dict[str, str] = {}
-
-    def replaced(match: re.Match[str]) -> str:
-        name = match["name"]
-        if name is None:
-            return match[0]
-        if name in _RESERVED:
-            raise _Doubt
-        placeholder = placeholders.setdefault(name, f"{MARK}{len(placeholders)}")
-        return f".{match['gap']}{placeholder}"
-
-    try:
-        general = tuple(_TOKENS.sub(replaced, text) for text in texts)
-    except _Doubt:
-        return None
+    general = []
+    for text in texts:
+        parts = []
+        for code, gap, name in _PIECES.findall(text):
+            parts.append(code)
+            if name:
+                if name in _RESERVED:
+                    return None
+                placeholder = placeholders.setdefault(name, f"{MARK}{len(placeholders)}")
+                parts.append(f".{gap}{placeholder}")
+        general.append("".join(parts))
     if not placeholders or any(len(text) > _LONGEST for text in general):
         return None
-    return Template(general, tuple(placeholders))
+    return Template(tuple(general), {p: name for name, p in placeholders.items()})
 
 
-def index(placeholder: str) -> int | None:
-    """Which name a placeholder stands for; None for a name that is no placeholder."""
-    return int(placeholder[len(MARK) :]) if placeholder.startswith(MARK) else None
-
-
-def fields_only(trees: Iterable[Expr], texts: Iterable[str]) -> bool:
-    """Whether the syntax trees of the template ``texts`` hold each placeholder as a field
-    selected, exactly as many times as the texts do, and nowhere else (no literal,
-    identifier, function or message name holds the mark)."""
+def fields_only(trees: Iterable[Expr], texts: Iterable[str]) -> frozenset[str] | None:
+    """The placeholders of the template ``texts``, where their syntax trees hold each as a
+    field selected, exactly as many times as the texts do, and nowhere else (no literal,
+    identifier, function or message name holds the mark); else None."""
     put = Counter(found for text in texts for found in _PLACEHOLDER.findall(text))
     seen: Counter[str] = Counter()
     stack = list(trees)
@@ -110,12 +106,12 @@ def fields_only(trees: Iterable[Expr], texts: Iterable[str]) -> bool:
         e = stack.pop()
         value = e.value.decode(errors="replace") if isinstance(e.value, bytes) else e.value
         if isinstance(value, str) and MARK in value:
-            return False
+            return None
         if any(MARK in name for name in (e.iter_var, e.iter_var2, e.accu_var)):
-            return False
+            return None
         if MARK in e.name:
             if e.kind != "select" or not _PLACEHOLDER.fullmatch(e.name):
-                return False
+                return None
             seen[e.name] += 1
         stack.extend(part for entry in e.entries for part in entry)
         stack.extend(e.args)
@@ -131,4 +127,4 @@ def fields_only(trees: Iterable[Expr], texts: Iterable[str]) -> bool:
             )
             if child is not None
         )
-    return seen == put
+    return frozenset(put) if seen == put else None
