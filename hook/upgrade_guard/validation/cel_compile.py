@@ -613,33 +613,32 @@ _VERDICTS: dict[tuple[Any, ...], Verdict] = {}
 def _read_verdicts(site: Site, kube_version: tuple[int, int]) -> list[Verdict | None] | None:
     if not cel_reads.declared(site.node, site.resource_root):
         return None
-    keys = [_read_key(raw, site, kube_version) if _is_rule(raw) else None for raw in site.rules]
-    missed = [
-        (raw, key)
-        for raw, key in zip(site.rules, keys, strict=True)
-        if key and key not in _VERDICTS
+    rules = [_is_rule(raw) for raw in site.rules]
+    keys = [
+        _read_key(raw, site, kube_version) if is_rule else None
+        for raw, is_rule in zip(site.rules, rules, strict=True)
     ]
+    checked = [_VERDICTS.get(key) if key else None for key in keys]
+    missed = [(index, key) for index, key in enumerate(keys) if key and checked[index] is None]
     if missed:
         read = cel_reads.Reach()
-        for raw, _ in missed:
-            read.merge(cel_reads.rule_read(raw).reach)
+        for index, _ in missed:
+            read.merge(cel_reads.rule_read(site.rules[index]).reach)
         cut = cel_reads.cut(site.node, read, site.resource_root)
         cut_type = decl_type(cut, site.resource_root)
         cut_decl = cel_cost.declare(cut, site.resource_root)
-        for raw, key in missed:
+        for index, key in missed:
+            raw = site.rules[index]
             found = None if cut_type is None else _verdict(raw, cut_type, cut_decl, kube_version)
             if found is not None:
                 while len(_VERDICTS) >= _KEPT_VERDICTS:
                     del _VERDICTS[next(iter(_VERDICTS))]
-                _VERDICTS[key] = found
+                checked[index] = _VERDICTS[key] = found
     whole: list[Verdict | None] | None = None
-    checked: list[Verdict | None] = []
-    for index, (raw, key) in enumerate(zip(site.rules, keys, strict=True)):
-        found = _VERDICTS.get(key) if key else None
-        if _is_rule(raw) and (found is None or not found.clean(raw)):
+    for index, (raw, is_rule, found) in enumerate(zip(site.rules, rules, checked, strict=True)):
+        if is_rule and (found is None or not found.clean(raw)):
             whole = whole or site_verdicts(site, kube_version)
-            found = None if whole is None else whole[index]
-        checked.append(found)
+            checked[index] = None if whole is None else whole[index]
     return checked
 
 

@@ -1618,19 +1618,22 @@ def estimated(rule: Any, decl: Decl) -> Estimated | None:
 def budget_problems(sites: list[Site], estimates: list[list[Estimated | None]]) -> list[OverBudget]:
     """What the apiserver refuses a version's schema for by estimated cost, in its words;
     ``estimates``: each site's rules' (:func:`estimated`; none where CEL gives its node no
-    type)."""
+    type: the apiserver refuses those rules uncosted)."""
     problems: list[OverBudget] = []
     costly: list[tuple[int, OverBudget]] = []
     total = 0
     for site, site_costs in zip(sites, estimates, strict=True):
-        decl = declare(site.node, site.resource_root)
-        if decl is None:  # the apiserver refuses the rules uncosted
-            continue
-        for index, rule in enumerate(site.rules):
-            found = site_costs[index]
-            if found is None:
+        times = site.cardinality
+        for index, found in enumerate(site_costs):
+            if found is None or found.rule is None:
                 continue
-            for key, text, cost in _rule_costs(rule, found, decl, site.cardinality):
+            if times is None:  # unbounded: as many as the smallest node fits in a request
+                decl = declare(site.node, site.resource_root)
+                if decl is None:
+                    break
+                times = MAX_REQUEST_BYTES // (decl.min_size + 1)
+            rule = site.rules[index]
+            for key, text, cost in _rule_costs(rule, found.rule, found.message, times):
                 where = f"x-kubernetes-validations[{index}].{key}"
                 total = _add(total, cost)
                 label = f"estimated {'rule' if key == 'rule' else 'messageExpression'} cost"
@@ -1649,13 +1652,10 @@ def budget_problems(sites: list[Site], estimates: list[list[Estimated | None]]) 
 
 
 def _rule_costs(
-    rule: Mapping[str, Any], found: Estimated, decl: Decl, cardinality: int | None
+    rule: Mapping[str, Any], rule_cost: int, message_cost: int | None, times: int
 ) -> Iterator[tuple[str, str, int]]:
-    """(rule or messageExpression, its text, its cost as the budgets count it) of one rule,
-    where estimated."""
-    if found.rule is None:
-        return
-    times = MAX_REQUEST_BYTES // (decl.min_size + 1) if cardinality is None else cardinality
-    yield "rule", str(rule.get("rule")), 0 if found.rule == 0 else _mul(found.rule, times)
-    if found.message is not None:
-        yield "messageExpression", str(rule.get("messageExpression")), found.message
+    """(rule or messageExpression, its text, its cost as the budgets count it) of one rule
+    whose node occurs at most ``times`` times."""
+    yield "rule", str(rule.get("rule")), 0 if rule_cost == 0 else _mul(rule_cost, times)
+    if message_cost is not None:
+        yield "messageExpression", str(rule.get("messageExpression")), message_cost
