@@ -695,6 +695,28 @@ REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
             "q": {"type": "object", "properties": {"y": OBJECT_WITH_A}},
             "p": {"type": "object", "properties": {"x": OBJECT_WITH_A}}}}),
      False),
+    # Two levels down, a subtree of a few subschemas passes once too (crd_validation._keyed),
+    # and is checked again in another context (the last root property is walked first).
+    ("two levels down: passed under additionalProperties, refused under properties", _root(
+        {"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {"x": BAD_DEFAULT_BELOW}},
+            "m": {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW}}}),
+     True),
+    ("two levels down: passed under additionalProperties and there again", _root(
+        {"type": "object", "properties": {
+            "spec": {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW},
+            "m": {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW}}}),
+     False),
+    ("two levels down: passed as a property, refused in anyOf", _root(
+        {"type": "object", "properties": {
+            "spec": {"type": "object", "anyOf": [OBJECT_WITH_A]},
+            "m": {"type": "object", "properties": {"x": OBJECT_WITH_A}}}}),
+     True),
+    ("two levels down: passed as a property and as another", _root(
+        {"type": "object", "properties": {
+            "spec": {"type": "object", "properties": {"y": OBJECT_WITH_A}},
+            "m": {"type": "object", "properties": {"x": OBJECT_WITH_A}}}}),
+     False),
     # Issue 22 §2: defaults hold the apiserver's value semantics (validation/values.py and
     # validation/regexes.py, shared with the validator of stored objects).
     ("RE2's $ does not match before a final newline", _default(

@@ -548,9 +548,18 @@ of its content as written (marshal's bytes keep true and 1, 1 and 1.0 apart). It
 names it in a failure."""
 # A subtree's key costs a serialization of it. Near the root subtrees are large and rarely
 # repeat; from three levels down (spec.forProvider.x) they repeat across versions and CRDs,
-# so keys are made from there.
+# so keys are made from there, and two levels down for nodes of a few subschemas (a
+# reference, a selector, a list of conditions), which the CRDs of one generator all repeat.
 _KEYED_FROM_DEPTH = 3
+_FEW_SUBSCHEMAS = 4
 _SUBTREE_DONE = object()
+
+
+def _keyed(node: dict[str, Any], depth: int) -> bool:
+    """Whether a subtree with children at this depth is worth its key."""
+    if depth >= _KEYED_FROM_DEPTH:
+        return True
+    return depth == _KEYED_FROM_DEPTH - 1 and len(schema.subschemas(node)) <= _FEW_SUBSCHEMAS
 
 
 def _passed_key(
@@ -568,9 +577,10 @@ def _check_schema(
     """One version's openAPIV3Schema; failures name the node in our schema path syntax and
     the keyword in parentheses.
 
-    A subtree with children, three levels down or deeper, is added to ``passed`` once all of
-    it passed, and is not walked again where it comes back (in the same CRD, another or the
-    other side of a diff). Failures still come in walking order: a skipped subtree has none.
+    A subtree with children, three levels down or deeper (two for a small one: ``_keyed``),
+    is added to ``passed`` once all of it passed, and is not walked again where it comes back
+    (in the same CRD, another or the other side of a diff). Failures still come in walking
+    order: a skipped subtree has none.
 
     ``checked`` is the same version's schema in a CRD that passed already: a subtree
     identical to the one at the same place there is not checked again, and root takes that
@@ -649,7 +659,7 @@ def _check_schema(
             beside = None
         # Defaults at or below additionalProperties are not validated by the apiserver.
         defaults = schema.ADDITIONAL not in parts
-        if len(parts) >= _KEYED_FROM_DEPTH and not schema.SUBSCHEMA_KEYWORDS.isdisjoint(node):
+        if not schema.SUBSCHEMA_KEYWORDS.isdisjoint(node) and _keyed(node, len(parts)):
             subtree = _passed_key(node, location, in_junctor, defaults)
             if subtree in passed:
                 continue
