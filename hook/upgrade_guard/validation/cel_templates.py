@@ -12,8 +12,8 @@ order of first appearance, across all the texts of a rule. Where there is doubt,
 :func:`template` gives None and the texts are read as they are: a name CEL reserves (after
 a ``.`` it does not parse, a placeholder would), a backtick (quoted names), a text holding
 the placeholders' mark, a text near the parser's size limit. A template is taken only where
-:func:`fields_only` finds each placeholder in its syntax trees as a field name, exactly as
-often as it was put in, and nowhere else.
+:func:`fields_only` finds every field its syntax trees select named by a placeholder, each
+exactly as often as it was put in, and the placeholders nowhere else.
 """
 
 from __future__ import annotations
@@ -96,9 +96,10 @@ def template(texts: tuple[str, ...]) -> Template | None:
 
 
 def fields_only(trees: Iterable[Expr], texts: Iterable[str]) -> frozenset[str] | None:
-    """The placeholders of the template ``texts``, where their syntax trees hold each as a
-    field selected, exactly as many times as the texts do, and nowhere else (no literal,
-    identifier, function or message name holds the mark); else None."""
+    """The placeholders of the template ``texts``, where their syntax trees select fields by
+    placeholder only (the lexer missed none), each exactly as many times as the texts hold
+    it, and hold the mark nowhere else (no literal, identifier, function or message name);
+    else None."""
     put = Counter(found for text in texts for found in _PLACEHOLDER.findall(text))
     seen: Counter[str] = Counter()
     stack = list(trees)
@@ -109,10 +110,12 @@ def fields_only(trees: Iterable[Expr], texts: Iterable[str]) -> frozenset[str] |
             return None
         if any(MARK in name for name in (e.iter_var, e.iter_var2, e.accu_var)):
             return None
-        if MARK in e.name:
-            if e.kind != "select" or not _PLACEHOLDER.fullmatch(e.name):
+        if e.kind == "select":
+            if not _PLACEHOLDER.fullmatch(e.name):
                 return None
             seen[e.name] += 1
+        elif MARK in e.name:
+            return None
         stack.extend(part for entry in e.entries for part in entry)
         stack.extend(e.args)
         stack.extend(
