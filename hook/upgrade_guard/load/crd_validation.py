@@ -559,7 +559,12 @@ def _keyed(node: dict[str, Any], depth: int) -> bool:
     """Whether a subtree with children at this depth is worth its key."""
     if depth >= _KEYED_FROM_DEPTH:
         return True
-    return depth == _KEYED_FROM_DEPTH - 1 and len(schema.subschemas(node)) <= _FEW_SUBSCHEMAS
+    if depth != _KEYED_FROM_DEPTH - 1:
+        return False
+    properties = node.get("properties")
+    if properties.__class__ is dict and len(properties) > _FEW_SUBSCHEMAS:
+        return False  # (told without listing them)
+    return len(schema.subschemas(node)) <= _FEW_SUBSCHEMAS
 
 
 def _passed_key(
@@ -659,7 +664,8 @@ def _check_schema(
             beside = None
         # Defaults at or below additionalProperties are not validated by the apiserver.
         defaults = schema.ADDITIONAL not in parts
-        if not schema.SUBSCHEMA_KEYWORDS.isdisjoint(node) and _keyed(node, len(parts)):
+        inner = not schema.SUBSCHEMA_KEYWORDS.isdisjoint(node)
+        if inner and _keyed(node, len(parts)):
             subtree = _passed_key(node, location, in_junctor, defaults)
             if subtree in passed:
                 continue
@@ -671,32 +677,28 @@ def _check_schema(
             _fail(f"{_schema_path(parts)} ({undecodable.where})", undecodable.problem)
         except _NodeProblem as problem:
             _fail(f"{_schema_path(parts)} ({problem.keyword})", problem.problem)
-        for position in schema.subschemas(node):
-            keyword, child = position.keyword, position.schema
+        if not inner:
+            continue
+        twins = None if beside is None else beside.get("properties") or {}
+        for keyword, key, child in schema.subschemas(node):
             if keyword == "properties":
-                twin = None if beside is None else (beside.get(keyword) or {}).get(position.key)
-                stack.append(
-                    (
-                        parts + (str(position.key),),
-                        child,
-                        in_junctor,
-                        "property",
-                        twin,
-                        node[keyword],
-                        position.key,
-                    )
-                )
-            elif keyword in ("items", "additionalProperties"):
+                twin = None if twins is None else twins.get(key)
+                at = parts + (str(key),)
+                stack.append((at, child, in_junctor, "property", twin, node[keyword], key))
+            elif keyword in _VALUE_SEGMENTS:
                 if isinstance(child, dict):
                     twin = None if beside is None else beside.get(keyword)
-                    at = parts + (str(position.segment),)
+                    at = parts + (_VALUE_SEGMENTS[keyword],)
                     stack.append((at, child, in_junctor, keyword, twin, node, keyword))
             elif keyword == "not":
                 stack.append((parts + ("(not)",), child, True, "junctor", None, None, None))
             else:
-                held = _branch_location(node, keyword, int(position.key or 0), location)
-                at = parts + (f"({keyword}[{position.key}])",)
+                held = _branch_location(node, keyword, int(key or 0), location)
+                at = parts + (f"({keyword}[{key}])",)
                 stack.append((at, child, True, held, None, None, None))
+
+
+_VALUE_SEGMENTS = {"items": schema.ITEMS, "additionalProperties": schema.ADDITIONAL}
 
 
 _INT_OR_STRING_ANY_OF = [{"type": "integer"}, {"type": "string"}]
