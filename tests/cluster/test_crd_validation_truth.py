@@ -517,6 +517,25 @@ def _selectable(node: dict[str, Any]) -> Callable[[dict[str, Any]], None]:
 LIST_MAP_ITEM = {"type": "object", "properties": {"k": S}, "required": ["k"]}
 BAD_DEFAULT_BELOW = {"type": "object", "properties": {"a": {"type": "string", "default": 5}}}
 OBJECT_WITH_A = {"type": "object", "properties": {"a": {"type": "string"}}}
+# A subtree that passed is not walked again where it comes back in the same context
+# (crd_validation.Passed). The same subtree, walked first where it passes (the last property
+# is walked first), is checked again where it does not: under properties, where defaults
+# count, and in a junctor, where types are forbidden. Rows: (id, the holder walked last,
+# the holder walked first, refused).
+REPEATED_SUBTREES: list[tuple[str, dict[str, Any], dict[str, Any], bool]] = [
+    ("passed under additionalProperties, refused under properties",
+     {"type": "object", "properties": {"x": BAD_DEFAULT_BELOW}},
+     {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW}, True),
+    ("passed under additionalProperties and there again",
+     {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW},
+     {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW}, False),
+    ("passed as a property, refused in anyOf",
+     {"type": "object", "anyOf": [OBJECT_WITH_A]},
+     {"type": "object", "properties": {"x": OBJECT_WITH_A}}, True),
+    ("passed as a property and as another",
+     {"type": "object", "properties": {"y": OBJECT_WITH_A}},
+     {"type": "object", "properties": {"x": OBJECT_WITH_A}}, False),
+]  # fmt: skip
 # Issue 22 §4: a spec declaring every kind of value CEL types, and its rules. Lists and maps
 # are bounded so that no row's verdict is the apiserver's cost estimate.
 TYPED_SPEC: dict[str, Any] = {
@@ -662,25 +681,17 @@ REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
      False),
     ("a default with unknown fields", _field(
         {"type": "object", "properties": {"a": S}, "default": {"b": 1}}), True),
-    # A subtree that passed is not walked again where it comes back in the same context
-    # (crd_validation.Passed). The same subtree, walked first where it passes (the last
-    # property is walked first), is checked again where it does not: under properties,
-    # where defaults count, and in a junctor, where types are forbidden.
-    ("passed under additionalProperties, refused under properties", _field(
-        {"type": "object", "properties": {
-            "p": {"type": "object", "properties": {"x": BAD_DEFAULT_BELOW}},
-            "m": {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW}}}),
-     True),
-    ("passed under additionalProperties and there again", _field(
-        {"type": "object", "properties": {
-            "p": {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW},
-            "m": {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW}}}),
-     False),
-    ("passed as a property, refused in anyOf", _field(
-        {"type": "object", "properties": {
-            "q": {"type": "object", "anyOf": [OBJECT_WITH_A]},
-            "p": {"type": "object", "properties": {"x": OBJECT_WITH_A}}}}),
-     True),
+    # Subtrees that come back (REPEATED_SUBTREES), three levels down, and two levels down,
+    # where a subtree of a few subschemas is keyed too (crd_validation._keyed).
+    *[
+        (key, _field({"type": "object", "properties": {"p": last, "m": first}}), refused)
+        for key, last, first, refused in REPEATED_SUBTREES
+    ],
+    *[
+        (f"two levels down: {key}",
+         _root({"type": "object", "properties": {"spec": last, "m": first}}), refused)
+        for key, last, first, refused in REPEATED_SUBTREES
+    ],
     # Where a schema keeps unknown fields, what it can hold without a schema (issue 22 §1):
     # an array always declares its items, an embedded resource that keeps nothing declares
     # properties; an untyped node that keeps unknown fields may declare items.
@@ -690,33 +701,6 @@ REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
         {"items": S, "x-kubernetes-preserve-unknown-fields": True}), False),
     ("an embedded resource keeping nothing declares properties", _field(
         {"type": "object", "x-kubernetes-embedded-resource": True}), True),
-    ("passed as a property and as another", _field(
-        {"type": "object", "properties": {
-            "q": {"type": "object", "properties": {"y": OBJECT_WITH_A}},
-            "p": {"type": "object", "properties": {"x": OBJECT_WITH_A}}}}),
-     False),
-    # Two levels down, a subtree of a few subschemas passes once too (crd_validation._keyed),
-    # and is checked again in another context (the last root property is walked first).
-    ("two levels down: passed under additionalProperties, refused under properties", _root(
-        {"type": "object", "properties": {
-            "spec": {"type": "object", "properties": {"x": BAD_DEFAULT_BELOW}},
-            "m": {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW}}}),
-     True),
-    ("two levels down: passed under additionalProperties and there again", _root(
-        {"type": "object", "properties": {
-            "spec": {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW},
-            "m": {"type": "object", "additionalProperties": BAD_DEFAULT_BELOW}}}),
-     False),
-    ("two levels down: passed as a property, refused in anyOf", _root(
-        {"type": "object", "properties": {
-            "spec": {"type": "object", "anyOf": [OBJECT_WITH_A]},
-            "m": {"type": "object", "properties": {"x": OBJECT_WITH_A}}}}),
-     True),
-    ("two levels down: passed as a property and as another", _root(
-        {"type": "object", "properties": {
-            "spec": {"type": "object", "properties": {"y": OBJECT_WITH_A}},
-            "m": {"type": "object", "properties": {"x": OBJECT_WITH_A}}}}),
-     False),
     # Issue 22 §2: defaults hold the apiserver's value semantics (validation/values.py and
     # validation/regexes.py, shared with the validator of stored objects).
     ("RE2's $ does not match before a final newline", _default(
