@@ -91,6 +91,11 @@ _OBJECT_SET = {
     },
 }
 _NUMBER_SET = {"type": "array", "x-kubernetes-list-type": "set", "items": {"type": "number"}}
+_RAW_BACKSLASH = {"type": "string", "x-kubernetes-validations": [{"rule": "self == r'\\'"}]}
+_RAW_LINE_BREAK = {
+    "type": "string",
+    "x-kubernetes-validations": [{"rule": "self == r'''a\\\r\nb'''", "message": "m"}],
+}
 
 _VALUE_SEMANTICS = (
     _created(
@@ -235,6 +240,36 @@ _VALUE_SEMANTICS = (
     ),
     _created(
         "set-scalars-repeated", _NUMBER_SET, [1, 1], True, "the refused side of the row above"
+    ),
+    _created(
+        "raw-string-ending-in-a-backslash",
+        _RAW_BACKSLASH,
+        "\\",
+        False,
+        "cel-go reads r'\\' as one backslash; the C++ runtime refused to compile it, so the"
+        " rule went unevaluated (validation/cel_source.py gives it '\\\\')",
+    ),
+    _created(
+        "raw-string-ending-in-a-backslash-not-matched",
+        _RAW_BACKSLASH,
+        "\\\\",
+        True,
+        "the refused side of the row above",
+    ),
+    _created(
+        "raw-string-line-break-after-a-backslash",
+        _RAW_LINE_BREAK,
+        "a\\\nb",
+        False,
+        "cel-go makes every line break in a literal \\n, even after a backslash in a raw one;"
+        " the C++ runtime kept the \\r\\n there",
+    ),
+    _created(
+        "raw-string-line-break-kept",
+        _RAW_LINE_BREAK,
+        "a\\\r\nb",
+        True,
+        "the refused side of the row above",
     ),
 )
 

@@ -829,6 +829,23 @@ REGRESSIONS: list[tuple[str, Callable[[dict[str, Any]], None], bool]] = [
      False),
     ("one that is an int", _rule("true", messageExpression="self.n"), True),
     ("one that does not compile", _rule("true", messageExpression="'x' + self.g"), True),
+    # raw literals ending in a backslash, which cel-go reads and cel-cpp misreads
+    # (validation/cel_source.py)
+    ("a raw string may end in a backslash", _rule("self.f == r'\\'"), False),
+    ("its closing quote is no escaped quote", _rule("self.f == r'\\''"), True),
+    ("in triple quotes too", _rule("!self.f.endsWith(R'''\\''')"), False),
+    ("where a fourth quote is left unclosed", _rule("!self.f.endsWith(R'''\\'''')"), True),
+    ("a raw bytes literal, b before r", _rule("size(br'\\\\\\') == 3"), False),
+    ("r before b is no prefix", _rule("size(rb'\\\\\\') == 3"), True),
+    ("a raw regex literal ending in an escaped backslash", _rule("self.f.matches(r'a\\\\')"),
+     False),
+    ("one ending in a backslash is no regex", _rule("self.f.matches(r'a\\')"), True),
+    ("a raw messageExpression", _rule("true", messageExpression="r'\\' + self.f"), False),
+    ("beside an undeclared field", _rule("true", messageExpression="r'\\' + self.g"), True),
+    ("a pattern ending in an escaped backslash", _field({"type": "string", "pattern": "a\\\\"}),
+     False),
+    ("a pattern ending in a backslash is no pattern", _field(
+        {"type": "string", "pattern": "a\\"}), True),
     # oldSelf where old and new values cannot be told apart, and optionalOldSelf
     ("oldSelf on an item of a list without a type", _field_rules(
         {"l": {"type": "array", "maxItems": 5, "items": _ruled(KEYED_ITEM, OLD_K)}}), True),

@@ -12,6 +12,7 @@ from upgrade_guard.validation import cel_compile, cel_reads
 
 KUBE_VERSION = (1, 35)
 S = {"type": "string"}
+INT = {"type": "integer"}
 SPEC: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -67,6 +68,13 @@ RULES: list[tuple[str, str | None]] = [
     ("self.name.matches('^[a-z]+$')", None),
     ("self.name.matches('[a-')", "1:19: invalid matches argument"),
     ("'duration(\\'x\\')' == self.name", None),
+    # raw literals ending in a backslash, which cel-cpp misreads (validation/cel_source.py)
+    ("self.name == r'\\'", None),
+    ("self.name == r'\\''", "1:18: Syntax error: token recognition error at: '''"),
+    ("size(br'''\\''') == 1", None),
+    ("size(rb'\\') == 1", "Syntax error: token recognition error"),
+    ("self.name.matches(r'^a\\\\')", None),
+    ("self.name.matches(r'^a\\')", "1:19: invalid matches argument"),
 ]
 
 
@@ -185,6 +193,53 @@ def test_an_optional_old_self_rule_is_placed_as_written() -> None:
         " | oldSelf.value().q == 1\n"
         " | ...............^"
     )
+
+
+# (rule, kube-apiserver v1.35.4's issues): the issues of a rule given to the runtime
+# rewritten (validation/cel_source.py), placed in the rule as written
+PLACED = [
+    (
+        "self.f == r'\\\\\\' && self.g == 1",
+        "ERROR: <input>:1:25: undefined field 'g'\n"
+        " | self.f == r'\\\\\\' && self.g == 1\n"
+        " | ........................^",
+    ),
+    (
+        "self.f == 'é' + r'\\\\\\' && self.g",
+        "ERROR: <input>:1:31: undefined field 'g'\n"
+        " | self.f == 'é' + r'\\\\\\' && self.g\n"
+        " | ...........．..................^",
+    ),
+    (
+        "self.f == r'\\' r'\\'",
+        "ERROR: <input>:1:16: Syntax error: extraneous input 'r'\\'' expecting <EOF>\n"
+        " | self.f == r'\\' r'\\'\n"
+        " | ...............^",
+    ),
+    (
+        "self.f == r'''a\\\nb\\''' && self.n == 'x'",
+        "ERROR: <input>:2:17: found no matching overload for '_==_' applied to '(int, string)'\n"
+        " | b\\''' && self.n == 'x'\n"
+        " | ................^",
+    ),
+    (
+        "self.f == '\\q r'\\''",
+        "ERROR: <input>:1:11: Syntax error: token recognition error at: ''\\q'\n"
+        " | self.f == '\\q r'\\''\n"
+        " | ..........^\n"
+        "ERROR: <input>:1:19: Syntax error: token recognition error at: '''\n"
+        " | self.f == '\\q r'\\''\n"
+        " | ..................^",
+    ),
+]
+
+
+@pytest.mark.parametrize(("rule", "issues"), PLACED, ids=[r for r, _ in PLACED])
+def test_issues_beside_a_raw_literal_are_the_apiservers(rule: str, issues: str) -> None:
+    self_type = cel_compile.decl_type({"type": "object", "properties": {"f": S, "n": INT}})
+    assert self_type is not None
+    compiled = cel_compile.compile_rule({"rule": rule, "message": "m"}, self_type, KUBE_VERSION)
+    assert compiled.problem == f"compilation failed: {issues}"
 
 
 def test_a_field_named_like_a_map_entry_leaves_the_types_whole() -> None:

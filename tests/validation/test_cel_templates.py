@@ -54,7 +54,7 @@ TEXTS: list[tuple[str, str | None]] = [
     ('self.a == "say \\".b\\""', 'self._ugf0 == "say \\".b\\""'),
     ("self.a == r'\\d.b' && self.c == 'e'", "self._ugf0 == r'\\d.b' && self._ugf1 == 'e'"),
     ('self.a == R"\\\\" || self.b', 'self._ugf0 == R"\\\\" || self._ugf1'),  # raw: no escapes
-    ("self.a == r'\\' && self.b == 'c'", None),  # does not parse here
+    ("self.a == r'\\' && self.b == 'c'", "self._ugf0 == r'\\' && self._ugf1 == 'c'"),
     ("b'.x' == self.a", "b'.x' == self._ugf0"),  # bytes
     ("Br'\\\\.x' == self.a", "Br'\\\\.x' == self._ugf0"),
     ("rb'x' == self.a", None),  # not CEL: r takes no b after it

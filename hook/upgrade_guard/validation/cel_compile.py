@@ -51,7 +51,7 @@ from google.protobuf import (  # type: ignore[import-untyped]
 
 from upgrade_guard import schema as schemas
 
-from . import cel_cost, cel_library, cel_literals, cel_reads
+from . import cel_cost, cel_library, cel_literals, cel_reads, cel_source
 from .cel_reads import Site
 from .cel_rules import escape
 
@@ -411,15 +411,19 @@ def _issues(err: Exception) -> str:
 def compile_expression(environment: TypedEnvironment, text: str) -> Compiled:
     """``text`` compiled in ``environment``: the checked expression, or why it does not
     compile (``problem``: ``compilation failed: ...``), or why that cannot be told here."""
-    source = f"{_OPTIONAL_OLD_SELF}{text})[0]" if environment.optional_old_self else text
+    lead = _OPTIONAL_OLD_SELF if environment.optional_old_self else ""
+    source = cel_source.for_runtime(text)
     try:
-        expression = environment.env.compile(source)
+        expression = environment.env.compile(f"{lead}{source})[0]" if lead else source)
     except Exception as err:  # the runtime raises plain RuntimeError with the checker's text
         if _OPAQUE.search(str(err)):
             return Compiled(None, None, f"the schema's types did not load: {err}")
         issues = _issues(err)
-        if environment.optional_old_self:
-            issues = _ISSUE.sub(lambda found: _unwrapped(found, text), issues)
+        written = _issues_as_written(environment, lead, text) if source != text else None
+        if written is not None:
+            issues, source = written, text
+        if lead or source != text:
+            issues = cel_source.as_written(issues, text, source, lead)
         named = set(_NAMED.findall(issues))
         if named & _UNMODELED or _TWO_VARIABLE.search(text):
             return Compiled(None, None, f"uses a library this runtime lacks: {issues}")
@@ -431,17 +435,16 @@ def compile_expression(environment: TypedEnvironment, text: str) -> Compiled:
     return Compiled(expression, None, None, expression.return_type())
 
 
-_ISSUE = re.compile(r"ERROR: <input>:1:(\d+): (.*)\n \| .*\n \| (\.*)\^")
-
-
-def _unwrapped(found: re.Match[str], text: str) -> str:
-    """An issue on the first line of an expression compiled inside the optionalOldSelf
-    binding, placed in the expression as written."""
-    column = int(found.group(1)) - len(_OPTIONAL_OLD_SELF)
-    if not 0 < column <= len(text.split("\n")[0]) + 1:
-        return found.group(0)
-    line = text.split("\n")[0]
-    return f"ERROR: <input>:1:{column}: {found.group(2)}\n | {line}\n | {'.' * (column - 1)}^"
+def _issues_as_written(environment: TypedEnvironment, lead: str, text: str) -> str | None:
+    """cel-cpp's issues for ``text`` as written where they are cel-go's: where they hold no
+    raw literal it misreads (:mod:`cel_source`). They then place tokens it does not lex as
+    cel-go places them, which those of the text given it may not."""
+    try:
+        environment.env.compile(f"{lead}{text})[0]" if lead else text)
+    except Exception as err:  # the runtime raises plain RuntimeError with the checker's text
+        issues = _issues(err)
+        return None if cel_source.MISREAD.search(issues) else issues
+    return None
 
 
 @dataclass(frozen=True)
@@ -515,7 +518,9 @@ def _uses_old_self(self_type: Decl, text: str, kube_version: tuple[int, int]) ->
     """Whether the checked rule refers to ``oldSelf`` (not merely spells it in a string):
     it does not compile without it."""
     try:
-        typed_environment(self_type, kube_version, old_self=False).env.compile(text)
+        typed_environment(self_type, kube_version, old_self=False).env.compile(
+            cel_source.for_runtime(text)
+        )
     except Exception:
         return True
     return False

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
 from typing import TYPE_CHECKING, Any
 
-from . import cel_ast
+from . import cel_ast, cel_source
 from .cel_ast import Expr
 
 if TYPE_CHECKING:
@@ -1457,7 +1457,8 @@ def parse(text: str) -> Expr | None:
     """The rule's syntax tree with macros expanded as cel-go expands them, or None when it
     does not parse. Shared (rules repeat across versions and CRDs): never modified."""
     try:
-        tree = cel_ast.read(_parse_environment().compile(text, disable_check=True).serialize())
+        given = cel_source.for_runtime(text)
+        tree = cel_ast.read(_parse_environment().compile(given, disable_check=True).serialize())
     except Exception:  # the runtime raises plain RuntimeError for any parse error
         return None
     return _expand_two_variable(tree, _Ids())

@@ -25,7 +25,7 @@ from typing import Any
 from cel_expr_python import cel  # type: ignore[import-untyped]
 from cel_expr_python.ext import ext_optional, ext_strings  # type: ignore[import-untyped]
 
-from . import cel_library, formats, values
+from . import cel_library, cel_source, formats, values
 from .correlation import Correlation, old_map_list_item
 from .violations import NotEvaluated, Violation
 
@@ -94,10 +94,12 @@ class Rule:
 
 @cache
 def _compiled(kube_version: tuple[int, int], text: str) -> tuple[Any, str | None]:
+    given = cel_source.for_runtime(text)
     try:
-        return environment(kube_version).compile(text), None
+        return environment(kube_version).compile(given), None
     except Exception as err:  # the runtime raises plain RuntimeError with the checker's text
-        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        issues = cel_source.as_written(str(err), text, given)
+        first = issues.splitlines()[0] if issues else type(err).__name__
         return None, first.removeprefix("INVALID_ARGUMENT: ").strip()
 
 

@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from .cel_ast import Expr
+from .cel_source import ESCAPED_LITERAL, NAME, NUMBER, RAW_LITERAL
 
 MARK = "_ugf"
 """The placeholders' prefix: the first name's is ``_ugf0``, the second's ``_ugf1``, ..."""
@@ -39,7 +40,6 @@ _RESERVED = frozenset({
     "void", "while",
 })  # fmt: skip
 _GAP = r"(?:[\t\n\f\r ]|//[^\n]*+)*+"  # whitespace and comments, as CEL's lexer skips them
-_NAME = r"[_A-Za-z][_A-Za-z0-9]*+"
 _CALLED = rf"(?={_GAP}\()"
 # Each match: the code up to the next field name (tokens whole, so that no dot or name
 # inside a string, comment or number is taken), the gap after the name's dot, the name.
@@ -48,17 +48,16 @@ _PIECES = re.compile(
     (
       (?:
         [^.'"/0-9A-Za-z_]++
-        |(?:[rR][bB]?|[bB][rR])(?:'''.*?'''|\"\"\".*?\"\"\"|'[^'\n\r]*'|"[^"\n\r]*")
-        |[bB]?(?:'''(?:\\.|[^\\])*?'''|\"\"\"(?:\\.|[^\\])*?\"\"\"
-          |'(?:\\.|[^'\\\n\r])*'|"(?:\\.|[^"\\\n\r])*")
-        |{_NAME}
-        |0[xX][0-9a-fA-F]+[uU]?|\d*\.\d+(?:[eE][+-]?\d+)?|\d+(?:[eE][+-]?\d+)?[uU]?
+        |{RAW_LITERAL}
+        |{ESCAPED_LITERAL}
+        |{NAME}
+        |{NUMBER}
         |//[^\n]*
         |[^.]
-        |\.(?!{_GAP}{_NAME}(?!{_CALLED}))
+        |\.(?!{_GAP}{NAME}(?!{_CALLED}))
       )*+
     )
-    (?:\.({_GAP})({_NAME})(?!{_CALLED}))?
+    (?:\.({_GAP})({NAME})(?!{_CALLED}))?
     """,
     re.VERBOSE | re.DOTALL,
 )

@@ -304,6 +304,8 @@ def problem(pattern: str) -> str | None:
             warnings.simplefilter("ignore")
             re.compile(pattern)
     except re.error as error:
+        if str(error).startswith("bad escape (end of pattern)"):
+            return "error parsing regexp: trailing backslash at end of expression: ``"
         if any(str(error).startswith(known) for known in _REFUSED_BY_BOTH):
             return f"error parsing regexp: {error.msg}"
     return None
