@@ -48,15 +48,15 @@ def _rewrites(text: str) -> list[tuple[int, int, str]]:
     for token in _TOKEN.finditer(text):
         literal = token.group(1)
         if literal is not None and "\\" in literal:
-            r = 1 if literal[0] in "bB" else 0
-            escaped = literal[:r] + literal[r + 1 :].replace("\\", "\\\\")
+            at_r = 1 if literal[0] in "bB" else 0
+            escaped = literal[:at_r] + literal[at_r + 1 :].replace("\\", "\\\\")
             found.append((token.start(), token.end(), escaped))
     return found
 
 
 def for_runtime(text: str) -> str:
-    """``text`` as cel-cpp reads it as cel-go reads ``text`` (the text itself, unless it
-    holds a raw literal with a backslash)."""
+    """The text to give cel-cpp for ``text``: ``text`` itself, with each raw literal holding
+    a backslash written as the escaped literal of the value cel-go gives it."""
     if "\\" not in text or _MAY_NEED.search(text) is None:
         return text
     parts: list[str] = []
