@@ -33,7 +33,7 @@ import json
 import marshal
 import re
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from upgrade_guard import schema
 from upgrade_guard.validation import regexes, values
@@ -542,7 +542,7 @@ def _specified(key: str, value: Any, empty_is_set: bool = True) -> bool:
 
 
 Passed = set[tuple[str, bool, bool, bytes]]
-"""Schema subtrees that passed the check, each as what it was judged by: the keyword
+"""Schema subtrees without rules that passed the check, each as what it was judged by: the keyword
 holding it, whether it is inside a junctor, whether defaults are checked there, and a digest
 of its content as written (marshal's bytes keep true and 1, 1 and 1.0 apart). Its path only
 names it in a failure."""
@@ -552,6 +552,7 @@ names it in a failure."""
 # reference, a selector, a list of conditions), which the CRDs of one generator all repeat.
 _KEYED_FROM_DEPTH = 3
 _FEW_SUBSCHEMAS = 4
+_RULES_KEY = b"x-kubernetes-validations"
 _SUBTREE_DONE = object()
 
 
@@ -576,16 +577,26 @@ def _passed_key(
     return (location, in_junctor, defaults, digest)
 
 
+class _RulesAt(NamedTuple):
+    """Where a version schema's rules may be, as its check walked it: the nodes holding
+    rules, and the subtrees taken over from ``checked`` (unwalked; a subtree that passed
+    already holds none). Paths of property names as strings, ``schema.ITEMS``,
+    ``schema.ADDITIONAL``."""
+
+    nodes: list[tuple[str, ...]]
+    taken_over: list[tuple[tuple[str, ...], Any]]
+
+
 def _check_schema(
     root: Mapping[str, Any], status_enabled: bool, passed: Passed, checked: Any = None
-) -> None:
+) -> _RulesAt:
     """One version's openAPIV3Schema; failures name the node in our schema path syntax and
-    the keyword in parentheses.
+    the keyword in parentheses. Returns where its rules may be.
 
     A subtree with children, three levels down or deeper (two for a small one: ``_keyed``),
-    is added to ``passed`` once all of it passed, and is not walked again where it comes back
-    (in the same CRD, another or the other side of a diff). Failures still come in walking
-    order: a skipped subtree has none.
+    is added to ``passed`` once all of it passed, where nothing in it may hold rules, and is
+    not walked again where it comes back (in the same CRD, another or the other side of a
+    diff). Failures still come in walking order: a skipped subtree has none.
 
     ``checked`` is the same version's schema in a CRD that passed already: a subtree
     identical to the one at the same place there is not checked again, and root takes that
@@ -646,19 +657,24 @@ def _check_schema(
             _fail(f"{key} (type)", f"Invalid value: {_show(child.get('type'))}: must be string")
     # (path parts, node, inside a junctor, what holds it: root, property, items,
     # additionalProperties, junctor, int-or-string: a junctor branch of such a node,
-    # the node at the same place in ``checked`` or None, the mapping holding node under key)
+    # the node at the same place in ``checked`` or None, the mapping holding node under key);
+    # once a keyed subtree is walked: (..., the rule places found before it, _SUBTREE_DONE,
+    # its key)
     stack: list[tuple[tuple[str, ...], Any, bool, str, Any, Any, Any]] = [
         ((), root, False, "root", checked, None, None)
     ]
+    rules_at = _RulesAt([], [])
     while stack:
         parts, node, in_junctor, location, beside, holder, key = stack.pop()
         if holder is _SUBTREE_DONE:
-            passed.add(key)
+            if beside == len(rules_at.nodes) + len(rules_at.taken_over):  # none in it
+                passed.add(key)
             continue
         if node is None:
             node = {}  # Go decodes null into an empty schema
         elif beside is not None and parts and schema.deep_equal(node, beside):
             holder[key] = beside
+            rules_at.taken_over.append((parts, beside))
             continue
         if beside.__class__ is not dict:
             beside = None
@@ -669,7 +685,8 @@ def _check_schema(
             subtree = _passed_key(node, location, in_junctor, defaults)
             if subtree in passed:
                 continue
-            stack.append((parts, node, in_junctor, location, None, _SUBTREE_DONE, subtree))
+            found = len(rules_at.nodes) + len(rules_at.taken_over)
+            stack.append((parts, node, in_junctor, location, found, _SUBTREE_DONE, subtree))
         try:
             _decode_node(node)
             _check_node(node, in_junctor, location, defaults)
@@ -677,6 +694,8 @@ def _check_schema(
             _fail(f"{_schema_path(parts)} ({undecodable.where})", undecodable.problem)
         except _NodeProblem as problem:
             _fail(f"{_schema_path(parts)} ({problem.keyword})", problem.problem)
+        if "x-kubernetes-validations" in node:
+            rules_at.nodes.append(parts)
         if not inner:
             continue
         twins = None if beside is None else beside.get("properties") or {}
@@ -696,6 +715,7 @@ def _check_schema(
                 held = _branch_location(node, keyword, int(key or 0), location)
                 at = parts + (f"({keyword}[{key}])",)
                 stack.append((at, child, True, held, None, None, None))
+    return rules_at
 
 
 _VALUE_SEGMENTS = {"items": schema.ITEMS, "additionalProperties": schema.ADDITIONAL}
@@ -1039,15 +1059,45 @@ def _check_selectable_fields(fields: list[Any], root: Mapping[str, Any]) -> None
             )
 
 
-def _holds_rules(root: Mapping[str, Any]) -> bool:
-    """Whether the schema may hold rules: told from the root and its properties (rules sit
-    near the root, where there are any), else from the schema's serialization, in C (a
-    Python walk of a large schema without rules cost more than all its other checks)."""
-    nearest = [root, *(root.get("properties") or {}).values()]
-    if any(isinstance(node, dict) and node.get("x-kubernetes-validations") for node in nearest):
-        return True
+Places = tuple[list[tuple[str, ...]], list[tuple[str, ...]]]
+"""Where a version schema's rules may be: the nodes holding rules, and the subtrees not
+walked whose serialization holds some (paths as :class:`_RulesAt` spells them)."""
+# Each version schema's places, by the schema (kept, so that its id is its own): the other
+# side of a diff takes subtrees over from it unwalked, and finds their rules here.
+_PLACES: dict[int, tuple[Mapping[str, Any], Places]] = {}
+_KEPT_PLACES = 4096
+
+
+def _rule_places(root: Mapping[str, Any], beside: Any, rules_at: _RulesAt) -> Places:
+    """Where root's rules may be (``beside``: the schema it took subtrees over from),
+    remembered for the other side of a diff."""
+    nodes: list[tuple[str, ...]] = list(rules_at.nodes)
+    regions: list[tuple[str, ...]] = []
+    # not remembered: not walked there either
+    beside_nodes, beside_regions = _PLACES.get(id(beside), (None, ([], [()])))[1]
+    ways = {
+        place[:depth]
+        for place in (*beside_nodes, *beside_regions)
+        for depth in range(len(place) + 1)
+    }
+    for at, subtree in rules_at.taken_over:
+        if beside_regions and any(at[: len(region)] == region for region in beside_regions):
+            if _may_hold_rules(subtree):
+                regions.append(at)
+        elif at in ways:
+            nodes += [node for node in beside_nodes if node[: len(at)] == at]
+            regions += [region for region in beside_regions if region[: len(at)] == at]
+    while len(_PLACES) >= _KEPT_PLACES:
+        del _PLACES[next(iter(_PLACES))]
+    _PLACES[id(root)] = (root, (nodes, regions))
+    return nodes, regions
+
+
+def _may_hold_rules(subtree: Any) -> bool:
+    """Whether a subtree may hold rules, told from its serialization, in C (a Python walk of
+    a large subtree without rules costs more than all its other checks)."""
     try:
-        return b"x-kubernetes-validations" in marshal.dumps(dict(root))
+        return _RULES_KEY in marshal.dumps(subtree)
     except ValueError:  # a value marshal cannot write: the rules' own walk tells
         return True
 
@@ -1060,15 +1110,21 @@ def _schema_field_path(versions: list[Any], index: int) -> str:
     return f"spec.versions[{index}].schema.openAPIV3Schema"
 
 
-def _check_rules(root: Mapping[str, Any], prefix: Callable[[], str]) -> None:
-    """The schema's CEL rules, compiled as the apiserver compiles them (once the schema
-    passed every other check: it compiles rules only then), and their estimated cost within
-    the apiserver's budgets. (An update leaving a version's schema unchanged is held to the
+def _check_rules(
+    root: Mapping[str, Any],
+    prefix: Callable[[], str],
+    holding: list[tuple[str, ...]],
+    unwalked: list[tuple[str, ...]],
+) -> None:
+    """The schema's CEL rules (:func:`cel_reads.sites`: ``holding`` and ``unwalked`` say
+    where they may be), compiled as the apiserver compiles them (once the schema passed
+    every other check: it compiles rules only then), and their estimated cost within the
+    apiserver's budgets. (An update leaving a version's schema unchanged is held to the
     schema's total only, which the schema met already.)"""
     # (protobuf and the CEL runtime)
     from upgrade_guard.validation import cel_compile, cel_cost, cel_reads
 
-    sites = cel_reads.sites(root)
+    sites = cel_reads.sites(root, holding, unwalked)
     verdicts = cel_compile.verdicts(sites, _APISERVER_VERSION)
     for refused in cel_compile.schema_problems(sites, verdicts, prefix):
         _fail(f"{_schema_path(refused.parts)} ({refused.keyword})", refused.detail)
@@ -1190,12 +1246,13 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
         status_enabled = ((version or {}).get("subresources") or {}).get("status") is not None
         try:
             beside = checked_schemas.get((version or {}).get("name"))
-            _check_schema(root, status_enabled, passed, beside)
+            rules_at = _check_schema(root, status_enabled, passed, beside)
+            nodes, regions = _rule_places(root, beside, rules_at)
             _check_selectable_fields((version or {}).get("selectableFields") or [], root)
-            unchanged = beside is not None and schema.deep_equal(root, beside)
             # Unchanged, the other side's rules compiled and met the budgets already; a schema
             # without rules has none to compile or cost, and its run imports no CEL code.
-            if not unchanged and _holds_rules(root):
-                _check_rules(root, functools.partial(_schema_field_path, versions, index))
+            if (nodes or regions) and (beside is None or not schema.deep_equal(root, beside)):
+                prefix = functools.partial(_schema_field_path, versions, index)
+                _check_rules(root, prefix, nodes, regions)
         except CrdInvalid as invalid:
             raise CrdInvalid(invalid.where, invalid.problem, version.get("name")) from None

@@ -25,7 +25,7 @@ type the apiserver gives them.
 from __future__ import annotations
 
 import marshal
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -339,17 +339,31 @@ def _may_hold_rules(node: Any) -> bool:
         return True
 
 
-def sites(root: Mapping[str, Any]) -> list[Site]:
+def sites(
+    root: Mapping[str, Any],
+    holding: Collection[tuple[str, ...]] | None = None,
+    unwalked: Collection[tuple[str, ...]] = (),
+) -> list[Site]:
     """The nodes of a version's schema holding rules, in the apiserver's walking order
-    (properties, additionalProperties, items; depth first). Subtrees two levels down are
-    looked into only where their serialization holds rules (where a large schema's bulk
-    is, and its rules are not). Schema nodes are dicts, as the CRD checks require."""
+    (properties, additionalProperties, items; depth first). Schema nodes are dicts, as the
+    CRD checks require.
+
+    With ``holding``, the nodes where a walk of the whole schema but the subtrees
+    ``unwalked`` found rules (paths of property names as strings, ``schema.ITEMS``,
+    ``schema.ADDITIONAL``; a name spelled alike only makes the walk look further), only the
+    ways to those nodes and into those subtrees are walked. Without, and inside those
+    subtrees, all is walked, but subtrees two levels down only where their serialization
+    holds rules (where a large schema's bulk is, and its rules are not)."""
+    ways = {
+        place[:depth] for place in (*(holding or ()), *unwalked) for depth in range(len(place) + 1)
+    }
+    starts = set(unwalked)
     found: list[Site] = []
-    stack: list[tuple[tuple[str, ...], Mapping[str, Any], bool, Any, int | None]] = [
-        ((), root, True, None, 1)
+    stack: list[tuple[tuple[Any, ...], Mapping[str, Any], bool, Any, int | None, bool]] = [
+        ((), root, True, None, 1, holding is None or () in starts)
     ]
     while stack:
-        parts, node, resource_root, uncorrelatable, cardinality = stack.pop()
+        parts, node, resource_root, uncorrelatable, cardinality, whole = stack.pop()
         rules = node.get("x-kubernetes-validations")
         if isinstance(rules, list) and rules:
             found.append(Site(parts, node, rules, resource_root, uncorrelatable, cardinality))
@@ -358,25 +372,38 @@ def sites(root: Mapping[str, Any]) -> list[Site]:
         items = node.get("items")
         if not (properties or additional or items):
             continue
-        if len(parts) == 2 and not _may_hold_rules(node):
+        if whole and len(parts) == 2 and not _may_hold_rules(node):
             continue
         below = None if cardinality is None else cel_cost.below(node, cardinality)
-        children: list[tuple[tuple[str, ...], Mapping[str, Any], bool, Any, int | None]] = []
+        children: list[tuple[tuple[Any, ...], Mapping[str, Any], bool, Any, int | None, bool]] = []
         if isinstance(properties, dict):
             children.extend(
-                ((*parts, name), child, _embedded(child), uncorrelatable, below)
+                ((*parts, name), child, _embedded(child), uncorrelatable, below, whole)
                 for name, child in properties.items()
                 if isinstance(child, dict)
             )
         if isinstance(additional, dict):
             children.append(
-                ((*parts, ADDITIONAL), additional, _embedded(additional), uncorrelatable, below)
+                (
+                    (*parts, ADDITIONAL),
+                    additional,
+                    _embedded(additional),
+                    uncorrelatable,
+                    below,
+                    whole,
+                )
             )
         if isinstance(items, dict):
             list_above = uncorrelatable
             if list_above is None and node.get("x-kubernetes-list-type") != "map":
                 list_above = parts
-            children.append(((*parts, ITEMS), items, _embedded(items), list_above, below))
+            children.append(((*parts, ITEMS), items, _embedded(items), list_above, below, whole))
+        if not whole:
+            children = [
+                (*child[:5], spelled in starts)
+                for child in children
+                if (spelled := tuple(map(str, child[0]))) in ways
+            ]
         stack.extend(reversed(children))
     return found
 
