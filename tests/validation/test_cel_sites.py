@@ -118,6 +118,14 @@ def _twice(node: dict[str, Any]) -> dict[str, Any]:
     return _object(p=_object(q=repeated), r=_object(s=repeated))
 
 
+def _taken_over_then_again(node: dict[str, Any], u: dict[str, Any]) -> dict[str, Any]:
+    """node three levels down in a subtree that changed (u) beside the same subtree on the
+    other side (where node is taken over), then that subtree again elsewhere (where, had
+    it passed, it would not be walked)."""
+    changed = _object(t=node, u=u)
+    return _object(spec=_object(b=_object(s=changed), a=_object(s=changed)))
+
+
 A = _object(a=S)
 ENUM = {"type": "string", "enum": ["x-kubernetes-validations"]}
 INT = {"type": "integer"}
@@ -161,6 +169,16 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = [
         "a rule changed beside a rule taken over",
         _object(spec=_object(x=_deep(_ruled(A)), a=S)),
         _object(spec=_object(x=_deep(_ruled(A)), a=_ruled(A))),
+    ),
+    (
+        "a rule taken over in a changed subtree that comes back",
+        _object(spec=_object(a=_object(s=_object(t=_object(c=_ruled(A)), u=S)))),
+        _taken_over_then_again(_object(c=_ruled(A)), INT),
+    ),
+    (
+        "no rule taken over in a changed subtree that comes back",
+        _object(spec=_object(a=_object(s=_object(t=_object(c=A), u=S)))),
+        _taken_over_then_again(_object(c=A), INT),
     ),
     (
         "a rule in a subtree passed already on the other side, taken over",

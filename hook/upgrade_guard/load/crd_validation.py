@@ -664,10 +664,14 @@ def _check_schema(
         ((), root, False, "root", checked, None, None)
     ]
     rules_at = _RulesAt([], [])
+    taken_from = _remembered(checked)
     while stack:
         parts, node, in_junctor, location, beside, holder, key = stack.pop()
         if holder is _SUBTREE_DONE:
-            if beside == len(rules_at.nodes) + len(rules_at.taken_over):  # none in it
+            found_nodes, found_taken_over = beside
+            if len(rules_at.nodes) == found_nodes and not any(
+                taken_from.may_hold(at) for at, _ in rules_at.taken_over[found_taken_over:]
+            ):  # no rules in it
                 passed.add(key)
             continue
         if node is None:
@@ -685,7 +689,7 @@ def _check_schema(
             subtree = _passed_key(node, location, in_junctor, defaults)
             if subtree in passed:
                 continue
-            found = len(rules_at.nodes) + len(rules_at.taken_over)
+            found = (len(rules_at.nodes), len(rules_at.taken_over))
             stack.append((parts, node, in_junctor, location, found, _SUBTREE_DONE, subtree))
         try:
             _decode_node(node)
@@ -1068,25 +1072,43 @@ _PLACES: dict[int, tuple[Mapping[str, Any], Places]] = {}
 _KEPT_PLACES = 4096
 
 
+class _Remembered(NamedTuple):
+    """The places of a schema checked before, with the ways to them."""
+
+    nodes: list[tuple[str, ...]]
+    regions: list[tuple[str, ...]]
+    ways: set[tuple[str, ...]]
+
+    def may_hold(self, at: tuple[str, ...]) -> bool:
+        """Whether its subtree at ``at`` may hold rules."""
+        return at in self.ways or self.unwalked(at)
+
+    def unwalked(self, at: tuple[str, ...]) -> bool:
+        return any(at[: len(region)] == region for region in self.regions)
+
+
+def _remembered(schema_root: Any) -> _Remembered:
+    """The places of a schema checked before; where not remembered, all of it may hold
+    rules."""
+    everywhere: Places = ([], [()])
+    nodes, regions = _PLACES.get(id(schema_root), (schema_root, everywhere))[1]
+    ways = {place[:depth] for place in (*nodes, *regions) for depth in range(len(place) + 1)}
+    return _Remembered(nodes, regions, ways)
+
+
 def _rule_places(root: Mapping[str, Any], beside: Any, rules_at: _RulesAt) -> Places:
     """Where root's rules may be (``beside``: the schema it took subtrees over from),
     remembered for the other side of a diff."""
     nodes: list[tuple[str, ...]] = list(rules_at.nodes)
     regions: list[tuple[str, ...]] = []
-    # not remembered: not walked there either
-    beside_nodes, beside_regions = _PLACES.get(id(beside), (None, ([], [()])))[1]
-    ways = {
-        place[:depth]
-        for place in (*beside_nodes, *beside_regions)
-        for depth in range(len(place) + 1)
-    }
+    known = _remembered(beside)
     for at, subtree in rules_at.taken_over:
-        if beside_regions and any(at[: len(region)] == region for region in beside_regions):
+        if known.unwalked(at):
             if _may_hold_rules(subtree):
                 regions.append(at)
-        elif at in ways:
-            nodes += [node for node in beside_nodes if node[: len(at)] == at]
-            regions += [region for region in beside_regions if region[: len(at)] == at]
+        elif at in known.ways:
+            nodes += [node for node in known.nodes if node[: len(at)] == at]
+            regions += [region for region in known.regions if region[: len(at)] == at]
     while len(_PLACES) >= _KEPT_PLACES:
         del _PLACES[next(iter(_PLACES))]
     _PLACES[id(root)] = (root, (nodes, regions))
