@@ -80,6 +80,9 @@ def read_and_compare(old: str, new: str, max_bytes: int, policy: Policy) -> Comp
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
+    # Before the worker forks, which then shares that code with this process rather than
+    # importing its own (time and memory): an input this large holds CEL rules.
+    crd_validation.import_rule_checks()
     pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
 
     def their_whole(old: list[str], new: list[str]) -> _Whole:

@@ -1132,6 +1132,12 @@ def _schema_field_path(versions: list[Any], index: int) -> str:
     return f"spec.versions[{index}].schema.openAPIV3Schema"
 
 
+def import_rule_checks() -> None:
+    """Import the CEL checks' code (protobuf and the CEL runtime) now, not at the first
+    schema holding rules."""
+    from upgrade_guard.validation import cel_compile  # noqa: F401
+
+
 def _check_rules(
     root: Mapping[str, Any],
     prefix: Callable[[], str],
