@@ -354,9 +354,11 @@ def sites(
     ways to those nodes and into those subtrees are walked. Without, and inside those
     subtrees, all is walked, but subtrees two levels down only where their serialization
     holds rules (where a large schema's bulk is, and its rules are not)."""
-    ways = {
-        place[:depth] for place in (*(holding or ()), *unwalked) for depth in range(len(place) + 1)
-    }
+    # The names that lead on from each way (spelled as strings) toward those places.
+    onward: dict[tuple[str, ...], set[str]] = {}
+    for place in (*(holding or ()), *unwalked):
+        for depth in range(len(place)):
+            onward.setdefault(place[:depth], set()).add(place[depth])
     starts = set(unwalked)
     found: list[Site] = []
     stack: list[tuple[tuple[Any, ...], Mapping[str, Any], bool, Any, int | None, bool]] = [
@@ -372,17 +374,23 @@ def sites(
         items = node.get("items")
         if not (properties or additional or items):
             continue
-        if whole and len(parts) == 2 and not _may_hold_rules(node):
-            continue
+        if whole:
+            if len(parts) == 2 and not _may_hold_rules(node):
+                continue
+            names = None
+        else:
+            names = onward.get(tuple(map(str, parts)))
+            if not names:
+                continue
         below = None if cardinality is None else cel_cost.below(node, cardinality)
         children: list[tuple[tuple[Any, ...], Mapping[str, Any], bool, Any, int | None, bool]] = []
         if isinstance(properties, dict):
             children.extend(
                 ((*parts, name), child, _embedded(child), uncorrelatable, below, whole)
                 for name, child in properties.items()
-                if isinstance(child, dict)
+                if isinstance(child, dict) and (names is None or str(name) in names)
             )
-        if isinstance(additional, dict):
+        if isinstance(additional, dict) and (names is None or ADDITIONAL in names):
             children.append(
                 (
                     (*parts, ADDITIONAL),
@@ -393,17 +401,13 @@ def sites(
                     whole,
                 )
             )
-        if isinstance(items, dict):
+        if isinstance(items, dict) and (names is None or ITEMS in names):
             list_above = uncorrelatable
             if list_above is None and node.get("x-kubernetes-list-type") != "map":
                 list_above = parts
             children.append(((*parts, ITEMS), items, _embedded(items), list_above, below, whole))
-        if not whole:
-            children = [
-                (*child[:5], spelled in starts)
-                for child in children
-                if (spelled := tuple(map(str, child[0]))) in ways
-            ]
+        if names is not None:
+            children = [(*child[:5], tuple(map(str, child[0])) in starts) for child in children]
         stack.extend(reversed(children))
     return found
 
