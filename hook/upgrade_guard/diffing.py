@@ -187,7 +187,7 @@ def _loaded(share: _Files, max_bytes: int, policy: Policy) -> _Loaded:
     """A share read and checked as ``diff_sides`` reads both sides: the new side first, up to
     its first problem; then the old side beside it, where it had none, to its first problem
     checking, and in any case read to its end or to its first problem reading."""
-    passed: crd_validation.Passed = set()
+    passed = crd_validation.Passed()
     after = _side(share.new, max_bytes, lambda document: crds_of((document,), True, None, passed))
     new_problem = after.reading or after.checking
     if new_problem is None:

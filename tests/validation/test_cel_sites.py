@@ -7,6 +7,7 @@ where the walk might take it wrongly, each beside its nearest neighbour."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,8 +15,8 @@ import pytest
 
 from corpus import CORPUS, pairs, require_corpus
 from upgrade_guard.load import crd_validation
-from upgrade_guard.load.crds import API_VERSION, is_crd
-from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, load_documents
+from upgrade_guard.load.crds import API_VERSION, crds_from, is_crd
+from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, documents_of, load_documents
 from upgrade_guard.validation import cel_reads
 
 RULE = [{"rule": "self.a == 'x'"}]
@@ -39,7 +40,7 @@ def _assert_places(body: Mapping[str, Any], checked: Mapping[str, Any] | None, p
         beside = besides.get(version.get("name"))
         status = (version.get("subresources") or {}).get("status") is not None
         rules_at = crd_validation._check_schema(root, status, passed, beside)
-        nodes, regions = crd_validation._rule_places(root, beside, rules_at)
+        nodes, regions = crd_validation._rule_places(root, beside, rules_at, passed)
         whole = cel_reads.sites(root)
         assert nodes or regions or not whole
         assert _sites(cel_reads.sites(root, nodes, regions)) == _sites(whole)
@@ -59,7 +60,7 @@ def test_every_corpus_pair() -> None:
     require_corpus()
     found = 0
     for project, old, new in pairs():
-        passed: crd_validation.Passed = set()
+        passed = crd_validation.Passed()
         after = _crds(str(CORPUS / project / new))
         before = _crds(str(CORPUS / project / old))
         for body in after.values():
@@ -193,10 +194,42 @@ ROWS: list[tuple[str, dict[str, Any], dict[str, Any] | None]] = [
 def test_rows(first: dict[str, Any], second: dict[str, Any] | None, remembered: bool) -> None:
     """Each row's first side alone, then its other side beside it (the first side's places
     remembered, or forgotten: what is taken over is then told by its serialization)."""
-    passed: crd_validation.Passed = set()
+    passed = crd_validation.Passed()
     body = _crd(first)
     _assert_places(body, None, passed)
     if second is not None:
         if not remembered:
-            crd_validation._PLACES.clear()
+            passed.places.clear()
         _assert_places(_crd(second), body, passed)
+
+
+@pytest.mark.parametrize(
+    ("normalize", "remembered"), [(False, 1), (True, 0)], ids=["as read", "normalized"]
+)
+def test_places_held_for_the_crds_kept_as_read(normalize: bool, remembered: int) -> None:
+    """The places are remembered of the schemas a load keeps as it read them, where the other
+    side of a diff can look for them; of CRDs kept normalized (the hook's) they are let go
+    of, as they would keep the schemas as read alive (85 MiB of peak RSS in the hook for
+    the provider chart, tools/bench_hook.py)."""
+    body = {
+        "apiVersion": API_VERSION,
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "things.example.com"},
+        "spec": {
+            "group": "example.com",
+            "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
+            "scope": "Namespaced",
+            "versions": [
+                {
+                    "name": "v1",
+                    "served": True,
+                    "storage": True,
+                    "schema": {"openAPIV3Schema": _object(spec=_ruled(A))},
+                }
+            ],
+        },
+    }
+    passed = crd_validation.Passed()
+    documents = documents_of("things.json", json.dumps(body).encode())
+    assert list(crds_from(documents, passed=passed, normalize=normalize)) == ["things.example.com"]
+    assert len(passed.places) == remembered

@@ -541,11 +541,21 @@ def _specified(key: str, value: Any, empty_is_set: bool = True) -> bool:
     return not (isinstance(value, str) and not value)
 
 
-Passed = set[tuple[str, bool, bool, bytes]]
-"""Schema subtrees without rules that passed the check, each as what it was judged by: the keyword
-holding it, whether it is inside a junctor, whether defaults are checked there, and a digest
-of its content as written (marshal's bytes keep true and 1, 1 and 1.0 apart). Its path only
-names it in a failure."""
+class Passed(set[tuple[str, bool, bool, bytes]]):
+    """Schema subtrees without rules that passed the check, each as what it was judged by: the
+    keyword holding it, whether it is inside a junctor, whether defaults are checked there, and
+    a digest of its content as written (marshal's bytes keep true and 1, 1 and 1.0 apart). Its
+    path only names it in a failure.
+
+    And ``places``: the rule places of each version schema checked, by the schema (kept, so
+    that its id is its own), where the other side of a diff finds the rules of the subtrees it
+    takes over unwalked. Held as long as the CRDs checked together, and no longer."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.places: dict[int, tuple[Mapping[str, Any], Places]] = {}
+
+
 # A subtree's key costs a serialization of it. Near the root subtrees are large and rarely
 # repeat; from three levels down (spec.forProvider.x) they repeat across versions and CRDs,
 # so keys are made from there, and two levels down for nodes of a few subschemas (a
@@ -664,7 +674,7 @@ def _check_schema(
         ((), root, False, "root", checked, None, None)
     ]
     rules_at = _RulesAt([], [])
-    taken_from = _remembered(checked)
+    taken_from = _remembered(checked, passed.places)
     while stack:
         parts, node, in_junctor, location, beside, holder, key = stack.pop()
         if holder is _SUBTREE_DONE:
@@ -1066,10 +1076,6 @@ def _check_selectable_fields(fields: list[Any], root: Mapping[str, Any]) -> None
 Places = tuple[list[tuple[str, ...]], list[tuple[str, ...]]]
 """Where a version schema's rules may be: the nodes holding rules, and the subtrees not
 walked whose serialization holds some (paths as :class:`_RulesAt` spells them)."""
-# Each version schema's places, by the schema (kept, so that its id is its own): the other
-# side of a diff takes subtrees over from it unwalked, and finds their rules here.
-_PLACES: dict[int, tuple[Mapping[str, Any], Places]] = {}
-_KEPT_PLACES = 4096
 
 
 class _Remembered(NamedTuple):
@@ -1087,21 +1093,23 @@ class _Remembered(NamedTuple):
         return any(at[: len(region)] == region for region in self.regions)
 
 
-def _remembered(schema_root: Any) -> _Remembered:
+def _remembered(schema_root: Any, places: Mapping[int, tuple[Any, Places]]) -> _Remembered:
     """The places of a schema checked before; where not remembered, all of it may hold
     rules."""
     everywhere: Places = ([], [()])
-    nodes, regions = _PLACES.get(id(schema_root), (schema_root, everywhere))[1]
+    nodes, regions = places.get(id(schema_root), (schema_root, everywhere))[1]
     ways = {place[:depth] for place in (*nodes, *regions) for depth in range(len(place) + 1)}
     return _Remembered(nodes, regions, ways)
 
 
-def _rule_places(root: Mapping[str, Any], beside: Any, rules_at: _RulesAt) -> Places:
+def _rule_places(
+    root: Mapping[str, Any], beside: Any, rules_at: _RulesAt, passed: Passed
+) -> Places:
     """Where root's rules may be (``beside``: the schema it took subtrees over from),
-    remembered for the other side of a diff."""
+    remembered in ``passed`` for the other side of a diff."""
     nodes: list[tuple[str, ...]] = list(rules_at.nodes)
     regions: list[tuple[str, ...]] = []
-    known = _remembered(beside)
+    known = _remembered(beside, passed.places)
     for at, subtree in rules_at.taken_over:
         if known.unwalked(at):
             if _may_hold_rules(subtree):
@@ -1109,10 +1117,16 @@ def _rule_places(root: Mapping[str, Any], beside: Any, rules_at: _RulesAt) -> Pl
         elif at in known.ways:
             nodes += [node for node in known.nodes if node[: len(at)] == at]
             regions += [region for region in known.regions if region[: len(at)] == at]
-    while len(_PLACES) >= _KEPT_PLACES:
-        del _PLACES[next(iter(_PLACES))]
-    _PLACES[id(root)] = (root, (nodes, regions))
+    passed.places[id(root)] = (root, (nodes, regions))
     return nodes, regions
+
+
+def forget(body: Mapping[str, Any], passed: Passed) -> None:
+    """Let go of the places ``check`` remembered of body's schemas, where its caller keeps
+    another body in its place (the hook keeps its CRDs normalized): they serve no other side,
+    and would keep those schemas alive."""
+    for version in body["spec"].get("versions") or []:
+        passed.places.pop(id(version["schema"]["openAPIV3Schema"]), None)
 
 
 def _may_hold_rules(subtree: Any) -> bool:
@@ -1275,7 +1289,7 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
         try:
             beside = checked_schemas.get((version or {}).get("name"))
             rules_at = _check_schema(root, status_enabled, passed, beside)
-            nodes, regions = _rule_places(root, beside, rules_at)
+            nodes, regions = _rule_places(root, beside, rules_at, passed)
             _check_selectable_fields((version or {}).get("selectableFields") or [], root)
             # Unchanged, the other side's rules compiled and met the budgets already; a schema
             # without rules has none to compile or cost, and its run imports no CEL code.

@@ -54,6 +54,8 @@ def _check_crd(
     if normalize:
         from upgrade_guard.counters import digest  # (the hook's and history's; decimal with it)
 
+        if validate:
+            crd_validation.forget(body, passed)
         body = {**body, "spec": digest.normalized_spec(body["spec"])}
     return Crd(body, source)
 
@@ -77,7 +79,7 @@ def crds_from(
     sees it (``counters.digest.normalized_spec``: the apiserver's defaults, no
     documentation), which is what the hook's checks compare and its evidence judges by."""
     found: dict[str, Crd] = {}
-    passed = set() if passed is None else passed
+    passed = crd_validation.Passed() if passed is None else passed
     for crd in crds_of(documents, validate, beside, passed, normalize=normalize):
         if crd.name in found:
             raise defined_twice(crd, found[crd.name])
@@ -121,7 +123,7 @@ def diff_sides(
     CRDs. The new side is read and validated first; the old side is then read a file at a
     time and validated beside it, taking over what it shares with the new side, so that
     what the two share is held once."""
-    passed: crd_validation.Passed = set()
+    passed = crd_validation.Passed()
     try:
         after = crds_from(new, passed=passed)
     except LoadError:
