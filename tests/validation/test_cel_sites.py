@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+import crd_builders
 from corpus import CORPUS, pairs, require_corpus
 from upgrade_guard.load import crd_validation
 from upgrade_guard.load.crds import API_VERSION, crds_from, is_crd
@@ -211,25 +212,8 @@ def test_places_held_for_the_crds_kept_as_read(normalize: bool, remembered: int)
     side of a diff can look for them; of CRDs kept normalized (the hook's) they are let go
     of, as they would keep the schemas as read alive (85 MiB of peak RSS in the hook for
     the provider chart, tools/bench_hook.py)."""
-    body = {
-        "apiVersion": API_VERSION,
-        "kind": "CustomResourceDefinition",
-        "metadata": {"name": "things.example.com"},
-        "spec": {
-            "group": "example.com",
-            "names": {"plural": "things", "singular": "thing", "kind": "Thing"},
-            "scope": "Namespaced",
-            "versions": [
-                {
-                    "name": "v1",
-                    "served": True,
-                    "storage": True,
-                    "schema": {"openAPIV3Schema": _object(spec=_ruled(A))},
-                }
-            ],
-        },
-    }
+    body = crd_builders.crd(crd_builders.version(schema=_object(spec=_ruled(A))))
     passed = crd_validation.Passed()
-    documents = documents_of("things.json", json.dumps(body).encode())
-    assert list(crds_from(documents, passed=passed, normalize=normalize)) == ["things.example.com"]
+    documents = documents_of("widgets.json", json.dumps(body).encode())
+    assert list(crds_from(documents, passed=passed, normalize=normalize)) == [crd_builders.NAME]
     assert len(passed.places) == remembered
