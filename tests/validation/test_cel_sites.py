@@ -41,7 +41,7 @@ def _assert_places(body: Mapping[str, Any], checked: Mapping[str, Any] | None, p
         beside = besides.get(version.get("name"))
         status = (version.get("subresources") or {}).get("status") is not None
         rules_at = crd_validation._check_schema(root, status, passed, beside)
-        nodes, regions = crd_validation._rule_places(root, beside, rules_at, passed)
+        nodes, regions = crd_validation._rule_places(root, rules_at, passed)
         whole = cel_reads.sites(root)
         assert nodes or regions or not whole
         assert _sites(cel_reads.sites(root, nodes, regions)) == _sites(whole)

@@ -591,10 +591,11 @@ class _RulesAt(NamedTuple):
     """Where a version schema's rules may be, as its check walked it: the nodes holding
     rules, and the subtrees taken over from ``checked`` (unwalked; a subtree that passed
     already holds none). Paths of property names as strings, ``schema.ITEMS``,
-    ``schema.ADDITIONAL``."""
+    ``schema.ADDITIONAL``. ``taken_from``: the places of ``checked``."""
 
     nodes: list[tuple[str, ...]]
     taken_over: list[tuple[tuple[str, ...], Any]]
+    taken_from: _Remembered
 
 
 def _check_schema(
@@ -673,8 +674,8 @@ def _check_schema(
     stack: list[tuple[tuple[str, ...], Any, bool, str, Any, Any, Any]] = [
         ((), root, False, "root", checked, None, None)
     ]
-    rules_at = _RulesAt([], [])
     taken_from = _remembered(checked, passed.places)
+    rules_at = _RulesAt([], [], taken_from)
     while stack:
         parts, node, in_junctor, location, beside, holder, key = stack.pop()
         if holder is _SUBTREE_DONE:
@@ -1102,14 +1103,11 @@ def _remembered(schema_root: Any, places: Mapping[int, tuple[Any, Places]]) -> _
     return _Remembered(nodes, regions, ways)
 
 
-def _rule_places(
-    root: Mapping[str, Any], beside: Any, rules_at: _RulesAt, passed: Passed
-) -> Places:
-    """Where root's rules may be (``beside``: the schema it took subtrees over from),
-    remembered in ``passed`` for the other side of a diff."""
+def _rule_places(root: Mapping[str, Any], rules_at: _RulesAt, passed: Passed) -> Places:
+    """Where root's rules may be, remembered in ``passed`` for the other side of a diff."""
     nodes: list[tuple[str, ...]] = list(rules_at.nodes)
     regions: list[tuple[str, ...]] = []
-    known = _remembered(beside, passed.places)
+    known = rules_at.taken_from
     for at, subtree in rules_at.taken_over:
         if known.unwalked(at):
             if _may_hold_rules(subtree):
@@ -1289,7 +1287,7 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
         try:
             beside = checked_schemas.get((version or {}).get("name"))
             rules_at = _check_schema(root, status_enabled, passed, beside)
-            nodes, regions = _rule_places(root, beside, rules_at, passed)
+            nodes, regions = _rule_places(root, rules_at, passed)
             _check_selectable_fields((version or {}).get("selectableFields") or [], root)
             # Unchanged, the other side's rules compiled and met the budgets already; a schema
             # without rules has none to compile or cost, and its run imports no CEL code.
