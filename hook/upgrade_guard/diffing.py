@@ -195,7 +195,7 @@ def _loaded(share: _Files, max_bytes: int, policy: Policy) -> _Loaded:
         before = _side(
             share.old,
             max_bytes,
-            lambda document: crds_of((document,), True, beside, passed),
+            lambda document: crds_of((document,), True, beside, passed, stored=True),
             read_on=True,
         )
     else:

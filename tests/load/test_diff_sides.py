@@ -81,3 +81,38 @@ def test_the_old_side_holds_what_is_identical_as_the_new_side_does(
     old_spec, new_spec = _spec_of(before[NAME]), _spec_of(after[NAME])
     assert (old_spec is new_spec) is shared
     assert old_spec == {"type": "object", "properties": {"field": OLD_FIELD}}
+
+
+def _ruled(rule: str) -> dict[str, Any]:
+    node = {
+        "type": "array",
+        "items": {"type": "string"},
+        "x-kubernetes-validations": [{"rule": rule}],
+    }
+    return field_crd(node)
+
+
+# The apiserver compiles and costs the rules of the CRD it is given, never again those of the
+# CRD it holds (ValidateCustomResourceDefinitionUpdate validates the new object): the old side
+# is what is stored, which an older apiserver may have accepted, so its rules are only read.
+FINE_RULE = _ruled("self.size() < 10")
+RULES_CHECKED = {
+    "not compiling, new side": (FINE_RULE, _ruled("self.nosuch > 0"), "compilation failed"),
+    "not compiling, old side": (_ruled("self.nosuch > 0"), FINE_RULE, None),
+    "over budget, new side": (FINE_RULE, _ruled("self.all(x, self.all(y, x == y))"), "budget"),
+    "over budget, old side": (_ruled("self.all(x, self.all(y, x == y))"), FINE_RULE, None),
+}
+
+
+@pytest.mark.parametrize("old, new, refused", RULES_CHECKED.values(), ids=RULES_CHECKED.keys())
+def test_only_the_new_sides_rules_are_compiled_and_costed(
+    old: dict[str, Any], new: dict[str, Any], refused: str | None, tmp_path: Path
+) -> None:
+    old_side = _side(tmp_path, "old", {"a.json": old})
+    new_side = _side(tmp_path, "new", {"a.json": new})
+    if refused is None:
+        before, _ = diff_sides(load_documents(old_side), load_documents(new_side))
+        assert before[NAME].raw == old
+        return
+    with pytest.raises(LoadError, match=f"new/a.json.*{re.escape(refused)}"):
+        diff_sides(load_documents(old_side), load_documents(new_side))

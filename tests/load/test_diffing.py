@@ -171,6 +171,7 @@ def _refused(name: str) -> dict[str, Any]:
 
 
 CHANGED = {"properties": {"spec": {"type": "string"}}}
+NOT_COMPILING = {"x-kubernetes-validations": [{"rule": "self.nosuch > 0"}]}
 UNREADABLE = "{"
 # What is refused where (the old side's reading first, then the new side in document order,
 # then the old side's CRDs), in either share or across both; tests/load/test_diff_sides.py
@@ -189,6 +190,9 @@ PROBLEMS = {
     "refused on the old side in both shares, this process's first": {
         f"old/{B_OWN}.json": _refused(B_OWN),
         f"old/{B_WORKER}.json": _refused(B_WORKER),
+    },
+    "a rule not compiling in the worker's share": {
+        f"new/{A_WORKER}.json": _crd(A_WORKER, **NOT_COMPILING)
     },
     "unreadable in the worker's share": {f"old/{A_WORKER}.json": UNREADABLE},
     "unreadable on the old side in both shares": {
@@ -248,6 +252,15 @@ FINE = {
     "new side in the worker's share, old in this process's": {
         f"new/{A_OWN}.json": "{}",
         "new/zz.json": _sent_to(A_WORKER, _crd(A_OWN, **CHANGED)),
+    },
+    # only the new side's rules are compiled (tests/load/test_diff_sides.py)
+    "a rule not compiling on the old side in the worker's share": {
+        f"old/{A_WORKER}.json": _crd(A_WORKER, **NOT_COMPILING)
+    },
+    "a rule not compiling on the old side, its new side in the other share": {
+        f"old/{A_WORKER}.json": _crd(A_WORKER, **NOT_COMPILING),
+        f"new/{A_WORKER}.json": "{}",
+        "new/zz.json": _sent_to(A_OWN, _crd(A_WORKER)),
     },
 }
 

@@ -1159,8 +1159,7 @@ def _check_rules(
     """The schema's CEL rules (:func:`cel_reads.sites`: ``holding`` and ``unwalked`` say
     where they may be), compiled as the apiserver compiles them (once the schema passed
     every other check: it compiles rules only then), and their estimated cost within the
-    apiserver's budgets. (An update leaving a version's schema unchanged is held to the
-    schema's total only, which the schema met already.)"""
+    apiserver's budgets."""
     # (protobuf and the CEL runtime)
     from upgrade_guard.validation import cel_compile, cel_cost, cel_reads
 
@@ -1253,7 +1252,9 @@ def _unknown_fields(value: Any, node: Mapping[str, Any], where: str) -> str | No
 
 
 # The whole CRD -------------------------------------------------------------------------------
-def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Passed) -> None:
+def check(
+    body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Passed, stored: bool = False
+) -> None:
     """Raise CrdInvalid for the first problem the apiserver would refuse body for.
 
     ``passed`` holds schema subtrees that passed already (in CRDs loaded with this one); it
@@ -1261,7 +1262,12 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
 
     ``checked`` is a CRD of the same name that passed this check already (the other side
     of a diff): schema subtrees identical to its own are not walked again, and body takes
-    them over (the two sides of a diff hold what they share once)."""
+    them over (the two sides of a diff hold what they share once).
+
+    ``stored``: body is a CRD the apiserver holds (the old side of a diff), whose CEL rules
+    are not compiled or costed. The apiserver compiles and costs the rules of the CRD it is
+    given, never again those of the one it holds (an update validates the new object), and
+    an older apiserver may have accepted rules that this one would refuse in a new CRD."""
     metadata = body.get("metadata")
     name = metadata.get("name") if isinstance(metadata, Mapping) else None
     if not isinstance(name, str) or not name:
@@ -1287,11 +1293,12 @@ def check(body: Mapping[str, Any], checked: Mapping[str, Any] | None, passed: Pa
         try:
             beside = checked_schemas.get((version or {}).get("name"))
             rules_at = _check_schema(root, status_enabled, passed, beside)
-            nodes, regions = _rule_places(root, rules_at, passed)
             _check_selectable_fields((version or {}).get("selectableFields") or [], root)
-            # Unchanged, the other side's rules compiled and met the budgets already; a schema
-            # without rules has none to compile or cost, and its run imports no CEL code.
-            if (nodes or regions) and (beside is None or not schema.deep_equal(root, beside)):
+            if stored:
+                continue
+            nodes, regions = _rule_places(root, rules_at, passed)
+            # A schema without rules has none to compile or cost, and its run imports no CEL code.
+            if nodes or regions:
                 prefix = functools.partial(_schema_field_path, versions, index)
                 _check_rules(root, prefix, nodes, regions)
         except CrdInvalid as invalid:

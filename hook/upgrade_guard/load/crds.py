@@ -31,6 +31,7 @@ def _check_crd(
     beside: Mapping[str, Crd] | None,
     passed: crd_validation.Passed,
     normalize: bool,
+    stored: bool = False,
 ) -> Crd:
     if body.get("apiVersion") != API_VERSION:
         raise LoadError(
@@ -44,7 +45,7 @@ def _check_crd(
     if validate:
         try:
             checked = (beside or {}).get(name)
-            crd_validation.check(body, None if checked is None else checked.raw, passed)
+            crd_validation.check(body, None if checked is None else checked.raw, passed, stored)
         except crd_validation.CrdInvalid as invalid:
             version = f" version {invalid.version}" if invalid.version is not None else ""
             raise LoadError(
@@ -67,6 +68,7 @@ def crds_from(
     beside: Mapping[str, Crd] | None = None,
     passed: crd_validation.Passed | None = None,
     normalize: bool = False,
+    stored: bool = False,
 ) -> dict[str, Crd]:
     """The CRDs among documents, by name. Other kinds are ignored; a List is looked into.
 
@@ -77,10 +79,12 @@ def crds_from(
     ``passed`` holds schema subtrees validated already; repeated ones (across versions,
     CRDs, the sides of a diff) are validated once. ``normalize``: each spec as the digest
     sees it (``counters.digest.normalized_spec``: the apiserver's defaults, no
-    documentation), which is what the hook's checks compare and its evidence judges by."""
+    documentation), which is what the hook's checks compare and its evidence judges by.
+    ``stored``: CRDs the apiserver holds (the old side of a diff): their CEL rules are not
+    compiled or costed (``crd_validation.check``)."""
     found: dict[str, Crd] = {}
     passed = crd_validation.Passed() if passed is None else passed
-    for crd in crds_of(documents, validate, beside, passed, normalize=normalize):
+    for crd in crds_of(documents, validate, beside, passed, normalize=normalize, stored=stored):
         if crd.name in found:
             raise defined_twice(crd, found[crd.name])
         found[crd.name] = crd
@@ -94,6 +98,7 @@ def crds_of(
     passed: crd_validation.Passed,
     *,
     normalize: bool = False,
+    stored: bool = False,
 ) -> Iterator[Crd]:
     """``crds_from``'s CRDs one at a time, a name defined twice included."""
     for document in documents:
@@ -108,7 +113,7 @@ def crds_of(
         items = body.get("items") if body.get("kind") == "List" else [body]
         for item in items if isinstance(items, list) else []:
             if is_crd(item):
-                yield _check_crd(item, document.source, validate, beside, passed, normalize)
+                yield _check_crd(item, document.source, validate, beside, passed, normalize, stored)
 
 
 def defined_twice(crd: Crd | CrdHead, first: Crd | CrdHead) -> LoadError:
@@ -132,7 +137,7 @@ def diff_sides(
         raise
     old_documents = iter(old)
     try:
-        before = crds_from(old_documents, beside=after, passed=passed)
+        before = crds_from(old_documents, beside=after, passed=passed, stored=True)
     except LoadError:
         for _ in old_documents:  # as does one further on (a generator that raised is done)
             pass
