@@ -47,6 +47,7 @@ ONLY = {
     "urllib3": {"cluster"},
     "yaml": {"load", "write"},
     "ryml": {"load", "write"},
+    "orjson": {"load", "write"},
     "cel_expr_python": {"validation"},
     "google": {"validation"},
     "jsonpatch": {"validation"},

@@ -40,6 +40,13 @@ CASES = [
     Case("duplicate key: the last wins", b'{"a":"1","a":"2"}', b"1", {"a": "2"}, 1),
     Case("1e3 is the number 1000", b"{}", b"1e3", {}, 1000.0),
     Case("beyond int64: a float64", b"{}", b"99999999999999999999", {}, 1e20),
+    Case(
+        "beyond int64, within uint64: a float64",
+        b"{}",
+        b"18446744073709551615",
+        {},
+        18446744073709551615.0,
+    ),
     Case("below int64: a float64", b"{}", b"-9223372036854775809", {}, -9223372036854775808.0),
     Case("int64's largest stays exact", b"{}", b"9223372036854775807", {}, 9223372036854775807),
     Case("beyond float64: refused", b"{}", b"1e400", REFUSED, REFUSED),

@@ -6,10 +6,14 @@ from YAML."""
 from __future__ import annotations
 
 import json
+import math
+import re
 from typing import Any
 
 import pytest
 from helm_oracle import strictly_equal
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from json_cases import CASES, REFUSED, Case, body, read_back
 
 from corpus import CORPUS, projects, require_corpus, tags
@@ -31,6 +35,35 @@ def test_json_reads_as_the_apiserver_does(case: Case) -> None:
     annotations, default = read_back(crd)
     assert strictly_equal(annotations, case.annotations_read)
     assert strictly_equal(default, case.default_read)
+
+
+def _as_go_reads(number: str) -> int | float:
+    """A JSON number as the apiserver reads it: an int64 where it is one, else a float64
+    (inf where it is beyond float64: refused)."""
+    if re.fullmatch(r"-?[0-9]+", number) and -(2**63) <= int(number) < 2**63:
+        return int(number)
+    return float(number)
+
+
+NUMBERS = st.one_of(
+    st.floats(allow_nan=False, allow_infinity=False).map(repr),
+    st.integers(-(2**65), 2**65).map(str),
+    st.from_regex(r"-?(0|[1-9][0-9]{0,24})(\.[0-9]{1,24})?([eE][-+]?[0-9]{1,3})?", fullmatch=True),
+)
+
+
+@settings(max_examples=1500)
+@given(NUMBERS)
+def test_every_number_reads_as_the_apiserver_reads_it(number: str) -> None:
+    """Whichever reader takes it (orjson, or json where orjson would differ)."""
+    data = b'{"n":' + number.encode() + b"}"
+    expected = _as_go_reads(number)
+    if math.isinf(expected):
+        with pytest.raises(LoadError, match="cannot read the number"):
+            _read(data)
+        return
+    [(_, read)] = _read(data)
+    assert (type(read["n"]), repr(read["n"])) == (type(expected), repr(expected))
 
 
 def _nested(arrays: int, leaf: list[str]) -> dict[str, Any]:

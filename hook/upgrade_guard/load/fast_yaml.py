@@ -1,4 +1,4 @@
-"""A fast path for yaml_reader: rapidyaml parses, emits JSON, ``json`` reads it back.
+"""A fast path for yaml_reader: rapidyaml parses, emits JSON, orjson reads it back.
 
 rapidyaml follows YAML 1.2 and Kubernetes reads YAML 1.1 the go-yaml v2 way, so this path is
 only taken where the two provably read the same; for anything else ``read_fast`` returns None
@@ -46,6 +46,8 @@ import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
+
+import orjson
 
 try:
     import ryml  # type: ignore[import-untyped]
@@ -100,6 +102,8 @@ _NOT_QUOTES_OR_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
 _BLOCK_BEFORE = frozenset(b"\n:?-")
 _ANY_BEFORE = frozenset(b"\n:?-[{,")
 _INT64_MIN, _UINT64_END = -(2**63), 2**64
+_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
+_LONG_DIGITS = b"0" * 19
 # The escapes rapidyaml decodes as go-yaml v2 does (held to helm's reader in tests/load):
 # a double-quoted scalar with any other (go-yaml v2 refuses "\/" and surrogate code points,
 # which rapidyaml reads) sends the file to libyaml.
@@ -405,6 +409,14 @@ def _read_one(piece: bytes, max_depth: int, differs: Any) -> Any:
     del tree
     if _too_deep(piece, encoded, flow, max_depth):
         raise _Fallback
+    # orjson reads numbers as json does (load/json_reader.py) but makes an integer beyond
+    # int64 or uint64 a float where go-yaml v2 differs, and refuses a number beyond float64:
+    # json's hooks tell those (any has 19 digits or more).
+    if _LONG_DIGITS not in encoded.translate(_DIGITS_AS_ZERO):
+        try:
+            return orjson.loads(encoded)
+        except orjson.JSONDecodeError:
+            pass
     return json.loads(
         encoded,
         parse_int=_parse_int,

@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
+import orjson
+
 _INT64_MIN, _INT64_END = -(2**63), 2**63
 # Only a number of 19 digits or more can be an integer beyond int64; without one the default
 # (faster) integer reading is Go's. Numbers are found as runs of "0" between the brackets,
@@ -32,6 +34,7 @@ _LONG_DIGITS = b"0" * 19
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SPACE = re.compile(r"[ \t\n\r]*")
+_SPACE_BYTES = re.compile(rb"[ \t\n\r]*")
 # The escapes _scan drops first: an escaped quote or backslash could be taken for a string's
 # end or another escape's start (the other escapes hold only characters it drops anyway), and
 # the start of a \u escape tells whether a string may hold a lone surrogate.
@@ -158,6 +161,21 @@ def _read_values(text: str, long_number: bool, max_depth: int) -> tuple[list[tup
     return values, at
 
 
+def _one_value(data: bytes) -> tuple[int, Any] | None:
+    """(first line, value) where data is one JSON value that orjson reads, else None.
+
+    orjson reads JSON as ``json`` does here (numbers correctly rounded, the last of duplicate
+    keys) in about 60% of its time, and refuses what Go reads otherwise: invalid
+    UTF-8, a lone surrogate escape, a number beyond float64, NaN. It keeps an integer up to
+    uint64 where Go has a float64, so none of 19 digits or more may be there (``_Scan``)."""
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    start = _SPACE_BYTES.match(data).end()  # type: ignore[union-attr]
+    return 1 + data.count(b"\n", 0, start), value
+
+
 def read_stream(
     data: bytes, max_depth: int, read_yaml: Callable[[bytes], Iterator[tuple[int, Any]]]
 ) -> Iterator[tuple[int, Any]]:
@@ -166,6 +184,10 @@ def read_stream(
     # Checked before anything is parsed, so that its copies of data are gone by the time
     # the values take their memory; a stream that turns to YAML is checked again below.
     scan = _scan(data, max_depth)
+    whole = None if scan.too_deep or scan.long_number else _one_value(data)
+    if whole is not None:
+        yield whole
+        return
     text, utf8 = _go_text(data)
     values, rest_at = _read_values(text, scan.long_number, max_depth)
     if rest_at < len(text):
