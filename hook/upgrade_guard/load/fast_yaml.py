@@ -49,6 +49,8 @@ from typing import Any
 
 import orjson
 
+from upgrade_guard.load.json_reader import may_hold_long_integer
+
 try:
     import ryml  # type: ignore[import-untyped]
 except ImportError:  # pragma: no cover - rapidyaml has wheels for the platforms we run on
@@ -102,8 +104,6 @@ _NOT_QUOTES_OR_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
 _BLOCK_BEFORE = frozenset(b"\n:?-")
 _ANY_BEFORE = frozenset(b"\n:?-[{,")
 _INT64_MIN, _UINT64_END = -(2**63), 2**64
-_DIGITS_AS_ZERO = bytes.maketrans(b"123456789", b"000000000")
-_LONG_DIGITS = b"0" * 19
 # The escapes rapidyaml decodes as go-yaml v2 does (held to helm's reader in tests/load):
 # a double-quoted scalar with any other (go-yaml v2 refuses "\/" and surrogate code points,
 # which rapidyaml reads) sends the file to libyaml.
@@ -412,7 +412,7 @@ def _read_one(piece: bytes, max_depth: int, differs: Any) -> Any:
     # orjson reads numbers as json does (load/json_reader.py) but makes an integer beyond
     # int64 or uint64 a float where go-yaml v2 differs, and refuses a number beyond float64:
     # json's hooks tell those (any has 19 digits or more).
-    if _LONG_DIGITS not in encoded.translate(_DIGITS_AS_ZERO):
+    if not may_hold_long_integer(encoded):
         try:
             return orjson.loads(encoded)
         except orjson.JSONDecodeError:

@@ -130,6 +130,12 @@ def _scan(json_text: bytes, max_depth: int) -> _Scan:
     return _Scan(bool(brackets), long_number, b"\\u" in escapes)
 
 
+def may_hold_long_integer(json_text: bytes | bytearray) -> bool:
+    """Whether JSON text may hold an integer beyond int64 (19 digits or more), in a string or
+    not."""
+    return _LONG_DIGITS in json_text.translate(_DIGITS_AS_ZERO)
+
+
 def _decoder(long_number: bool) -> Callable[[str, int], tuple[Any, int]]:
     return json.JSONDecoder(
         parse_int=_go_int if long_number else None,
