@@ -13,7 +13,7 @@ import pytest
 import yaml
 from test_hook import STRING, apply, guard_account, new_group, run_hook, widget_crd
 
-from testenv import JSON, Cluster, Fault, FaultProxy
+from testenv import JSON, Cluster, Fault, FaultProxy, Kube, KubeError
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
 GET_CRD = "get customresourcedefinitions.apiextensions.k8s.io"
@@ -116,3 +116,21 @@ def test_rejected_credentials_are_asked_once(
     run = run_hook(kubeconfig, [chart], tmp_path)
     assert run.code == 3 and "unauthorized" in run.stderr, run
     assert [(s.path, s.status) for s in proxy.seen()] == [("/version", 401)], proxy.seen()
+
+
+@pytest.mark.parametrize(("fault", "statuses"), [
+    (Fault(429, "/version", times=2, retry_after=1), [429, 429, 200]),
+    (Fault(503, "/version", times=1, retry_after=1), [503]),
+])  # fmt: skip
+def test_the_test_client_waits_out_only_a_429(
+    cluster: Cluster, proxy: FaultProxy, fault: Fault, statuses: list[int]
+) -> None:
+    """The tests' own client retries a 429 as client-go does (after a CRD changes, its
+    storage answers 'storage is (re)initializing' for a moment), and nothing else."""
+    proxy.inject(fault)
+    kube = Kube(proxy.server, cluster.admin.token, proxy.ca_cert)
+    try:
+        kube.get("/version")
+    except KubeError as error:
+        assert error.code == statuses[-1], error
+    assert [s.status for s in proxy.seen("/version")] == statuses

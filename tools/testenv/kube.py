@@ -25,6 +25,8 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 
+_RETRIES_OF_429 = 10  # client-go's maxRetries
+
 
 class KubeError(Exception):
     """A non-2xx answer of the apiserver."""
@@ -80,9 +82,7 @@ class Kube:
         if body is not None:
             data = body if isinstance(body, bytes) else json.dumps(body).encode()
             headers["Content-Type"] = content_type
-        resp = self._pool.request(
-            method, url, body=data, headers=headers, timeout=self.timeout, preload_content=True
-        )
+        resp = self._send(method, url, data, headers)
         text = resp.data.decode("utf-8", "replace")
         if resp.status >= 300:
             try:
@@ -93,6 +93,27 @@ class Kube:
         if raw:
             return text
         return json.loads(text) if text else None
+
+    def _send(
+        self, method: str, url: str, data: bytes | None, headers: dict[str, str]
+    ) -> urllib3.BaseHTTPResponse:
+        """One answer, after waiting out 429s as client-go does (at most 10 retries, each
+        after the server's Retry-After): right after a CRD changes, its resource's storage
+        answers "storage is (re)initializing" for a moment."""
+
+        def send() -> urllib3.BaseHTTPResponse:
+            return self._pool.request(
+                method, url, body=data, headers=headers, timeout=self.timeout, preload_content=True
+            )
+
+        resp = send()
+        for _ in range(_RETRIES_OF_429):
+            if resp.status != 429:
+                break
+            retry_after = resp.headers.get("Retry-After", "")
+            time.sleep(int(retry_after) if retry_after.isdigit() else 1)
+            resp = send()
+        return resp
 
     # Convenience verbs -------------------------------------------------------------------
     def get(self, path: str, **query: str | int | bool) -> Any:
