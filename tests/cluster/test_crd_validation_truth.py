@@ -442,19 +442,22 @@ def disagreement(
     cluster: Cluster, tmp_path: Path, base: dict[str, Any], mutated: dict[str, Any], side_new: bool
 ) -> str | None:
     """What the apiserver and the tool said, when they disagree (or the tool broke)."""
-    refused = apiserver_refusal(cluster, mutated)
-    if not side_new:
-        refused = as_stored(cluster, mutated, refused)
-    return _compared(refused, tmp_path, base, mutated, side_new)
+    return _compared(
+        cluster, apiserver_refusal(cluster, mutated), tmp_path, base, mutated, side_new
+    )
 
 
 def _compared(
+    cluster: Cluster,
     refused: str | None,
     tmp_path: Path,
     base: dict[str, Any],
     mutated: dict[str, Any],
     side_new: bool,
 ) -> str | None:
+    """``refused``: the apiserver's refusal of mutated as a new CRD."""
+    if not side_new:
+        refused = as_stored(cluster, mutated, refused)
     old, new = (base, mutated) if side_new else (mutated, base)
     code, said = diff_exit(tmp_path, old, new)
     if code != 4 and (code == 2) == (refused is not None):
@@ -494,9 +497,7 @@ def test_mutated_corpus_crds_exit_2_exactly_when_the_apiserver_refuses(
         refused = apiserver_refusal(cluster, mutated)
         kind = what.split()[0] if what.startswith(("CEL", "cost")) else "other"
         refusals[f"{kind} {'refused' if refused else 'accepted'}"] += 1
-        if not side_new:
-            refused = as_stored(cluster, mutated, refused)
-        found = _compared(refused, tmp_path, base, mutated, side_new)
+        found = _compared(cluster, refused, tmp_path, base, mutated, side_new)
         if found is not None:
             disagreements.setdefault(found, f"{base['metadata']['name']}: {what}")
 
