@@ -184,3 +184,13 @@ def test_verify_history_github_annotations_point_into_the_work_tree(repo: GitRep
     match = re.match(r"::error file=crds/widgets\.example\.com\.yaml,line=(\d+),", annotation)
     assert match, annotation
     assert text[int(match.group(1)) - 1].strip() == "size:"
+
+
+def test_bump_reads_the_baseline_as_released(repo: GitRepo) -> None:
+    """The baseline's rules are not compiled: an apiserver took them when it was released."""
+    not_compiling = {"type": "string", "x-kubernetes-validations": [{"rule": "self.nosuch > 0"}]}
+    repo.release(widget(size=not_compiling), schema_version=None)
+    repo.write_crd(widget())
+    done = repo.ug("stamp", "crds", "--bump")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "schema version 1: first adoption" in done.stdout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -570,3 +571,38 @@ def test_adoption_in_two_commands_then_ci(repo: GitRepo) -> None:
     )
     assert done.returncode == 1
     assert done.stdout.startswith("::error title=UG704 schema-changed-without-bump::")
+
+
+# ------------------------------------------------------------------ the CRDs' own validity
+
+# A released tree is history: the apiserver that took it compiled its rules then (and may
+# have been older than this one), so only the candidate's rules are compiled and costed.
+NOT_COMPILING = {"type": "string", "x-kubernetes-validations": [{"rule": "self.nosuch > 0"}]}
+COMPILING = {"type": "string", "x-kubernetes-validations": [{"rule": "self.size() < 10"}]}
+RULES_COMPILED = {
+    "not compiling in the baseline": (NOT_COMPILING, COMPILING, None),
+    "not compiling in the candidate": (
+        COMPILING,
+        NOT_COMPILING,
+        "crds/widgets.example.com.yaml (document 1)",
+    ),
+}
+
+
+@pytest.mark.parametrize(
+    ("baseline", "candidate", "refused"), RULES_COMPILED.values(), ids=RULES_COMPILED.keys()
+)
+def test_only_the_candidates_rules_are_compiled(
+    repo: GitRepo, baseline: dict[str, Any], candidate: dict[str, Any], refused: str | None
+) -> None:
+    repo.release(widget(size=baseline), schema_version=None)
+    repo.write_crd(widget(size=candidate))
+    done = repo.ug("verify-history", "crds")
+    if refused is None:
+        assert done.returncode != 2, done.stdout + done.stderr
+    else:
+        assert done.returncode == 2, done.stdout + done.stderr
+        assert (
+            f"{refused}: CRD widgets.example.com version v1: the apiserver refuses" in done.stderr
+        )
+        assert "compilation failed" in done.stderr, done.stderr

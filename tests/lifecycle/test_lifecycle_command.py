@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 from lifecycle_kit import ReleaseRepo, served, versions
 
+from crd_builders import spec_schema, version
 from upgrade_guard import rules
 from upgrade_guard.lifecycle.settings import Tier
 from upgrade_guard.lifecycle.timeline import tier_from_name
@@ -94,6 +96,31 @@ def test_next_judges_the_working_tree_as_the_release_to_come(
     assert done.returncode == expected_exit, done.stdout + done.stderr
     found = {(f["code"], f["new"]["tag"]) for f in json.loads(done.stdout)["findings"]}
     assert found == ({("UG802", "v0.2.0")} if expected_exit else set())
+
+
+# A release tag is history: the apiserver that took it compiled its rules then (and may have
+# been older than this one), so only the release to come has its rules compiled and costed.
+NOT_COMPILING = {"type": "string", "x-kubernetes-validations": [{"rule": "self.nosuch > 0"}]}
+COMPILING = {"type": "string", "x-kubernetes-validations": [{"rule": "self.size() < 10"}]}
+RULES_COMPILED = {
+    "not compiling in a release": (NOT_COMPILING, COMPILING, False),
+    "not compiling in the release to come": (COMPILING, NOT_COMPILING, True),
+}
+
+
+@pytest.mark.parametrize(
+    ("released", "to_come", "refused"), RULES_COMPILED.values(), ids=RULES_COMPILED.keys()
+)
+def test_only_the_release_to_come_has_its_rules_compiled(
+    repo: ReleaseRepo, released: dict[str, Any], to_come: dict[str, Any], refused: bool
+) -> None:
+    repo.release("v0.1.0", JAN, versions(version("v1", spec_schema(size=released))))
+    repo.write_crd(versions(version("v1", spec_schema(size=to_come))))
+    done = repo.ug("verify-lifecycle", "crds", "--next", "v0.2.0")
+    assert (done.returncode == 2) is refused, done.stdout + done.stderr
+    if refused:
+        assert "crds/widgets.example.com.yaml (document 1): CRD widgets.example.com" in done.stderr
+        assert "compilation failed" in done.stderr, done.stderr
 
 
 def test_next_may_be_the_first_release_but_not_an_existing_one(repo: ReleaseRepo) -> None:

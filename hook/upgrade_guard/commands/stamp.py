@@ -61,7 +61,7 @@ def _bumped(
 ) -> int:
     repository = git_tree.Repository.containing(directory)
     trees = git_tree.choose_baseline(repository, baseline_ref)
-    baseline = git_tree.crds_in(trees.baseline, repository.prefix, max_bytes)
+    baseline = git_tree.crds_in(trees.baseline, repository.prefix, max_bytes, stored=True)
     candidate = {name: crd for f in files for name, crd in f.crds.items()}
     version, why = next_schema_version(baseline, candidate, policy)
     typer.echo(f"upgrade-guard: --bump: schema version {version}: {why} ({trees.reason})")

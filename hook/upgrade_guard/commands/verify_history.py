@@ -23,11 +23,18 @@ BASELINE_REF_ENV = "UPGRADE_GUARD_BASELINE_REF"
 
 
 def side_of(
-    tree: git_tree.Tree, prefix: str, policy: Policy, max_bytes: int, policy_path: str | None
+    tree: git_tree.Tree,
+    prefix: str,
+    policy: Policy,
+    max_bytes: int,
+    policy_path: str | None,
+    *,
+    baseline: bool = False,
 ) -> Side:
     """The CRDs and webhook configurations under prefix in tree, the digest of each
     counter's files, and the controllers the tree's own policy declares (the policy in use
-    where it lies outside the repository, or for the working tree)."""
+    where it lies outside the repository, or for the working tree). The baseline's CRDs are
+    read as stored (``git_tree.rendered_in``)."""
     file_digests = {
         counter.name: digest.files_digest(git_tree.contents_of(tree, counter.files))
         for counter in policy.counters
@@ -36,7 +43,7 @@ def side_of(
     controllers = policy.controllers
     if policy_path is not None and not isinstance(tree, git_tree.WorkTree):
         controllers = controllers_in_tree(tree, policy_path)
-    rendered = git_tree.rendered_in(tree, prefix, max_bytes)
+    rendered = git_tree.rendered_in(tree, prefix, max_bytes, stored=baseline)
     return Side(
         tree.label,
         rendered.crds,
@@ -86,7 +93,9 @@ def verify_history_command(
     trees = git_tree.choose_baseline(
         repository, baseline_ref, [*watched, *([policy_path] if policy_path else [])]
     )
-    before = side_of(trees.baseline, repository.prefix, chosen, max_bytes, policy_path)
+    before = side_of(
+        trees.baseline, repository.prefix, chosen, max_bytes, policy_path, baseline=True
+    )
     after = side_of(trees.candidate, repository.prefix, chosen, max_bytes, policy_path)
     if not before.crds and not after.crds:
         raise LoadError(

@@ -245,13 +245,19 @@ def matching(paths: Iterable[str], patterns: Iterable[str]) -> list[str]:
     return sorted(path for path in paths if any(regex.match(path) for regex in compiled))
 
 
-def crds_in(tree: Tree, prefix: str, max_bytes: int = DEFAULT_MAX_BYTES) -> dict[str, Crd]:
+def crds_in(
+    tree: Tree, prefix: str, max_bytes: int = DEFAULT_MAX_BYTES, *, stored: bool = False
+) -> dict[str, Crd]:
     """The CRDs of the .yaml/.yml/.json files under prefix in tree, by name."""
-    return rendered_in(tree, prefix, max_bytes).crds
+    return rendered_in(tree, prefix, max_bytes, stored=stored).crds
 
 
-def rendered_in(tree: Tree, prefix: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Rendered:
-    """The CRDs, roles and webhook configurations of the files under prefix in tree."""
+def rendered_in(
+    tree: Tree, prefix: str, max_bytes: int = DEFAULT_MAX_BYTES, *, stored: bool = False
+) -> Rendered:
+    """The CRDs, roles and webhook configurations of the files under prefix in tree.
+    ``stored``: a tree released already (a baseline, a release tag), whose CRDs are read as an
+    apiserver holds them (``crds_from``): what an older apiserver accepted is not refused."""
     paths = [path for path in tree.paths(prefix) if path.endswith(CRD_SUFFIXES)]
     contents = tree.read(paths)
     used = sum(len(data) for data in contents.values())
@@ -261,7 +267,7 @@ def rendered_in(tree: Tree, prefix: str, max_bytes: int = DEFAULT_MAX_BYTES) -> 
     for path in paths:
         name = path if isinstance(tree, WorkTree) else f"{tree.label}:{path}"
         documents.extend(documents_of(name, contents[path]))
-    return rendered_from(documents)
+    return rendered_from(documents, stored=stored)
 
 
 def contents_of(tree: Tree, patterns: Iterable[str]) -> Mapping[str, bytes]:

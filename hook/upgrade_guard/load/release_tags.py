@@ -60,7 +60,7 @@ def read_releases(
             raise LoadError(f"tag {name}: git gave no date ({date!r})") from None
         if commit not in read:
             tree = git_tree.GitTree(repository, name, commit)
-            read[commit] = git_tree.crds_in(tree, repository.prefix, max_bytes)
+            read[commit] = git_tree.crds_in(tree, repository.prefix, max_bytes, stored=True)
         crds = read[commit]
         if not crds:
             raise LoadError(f"tag {name}: no CustomResourceDefinitions under {shown}")

@@ -169,10 +169,12 @@ def manifests_of(items: Iterable[Item]) -> Manifests:
     return Manifests(roles, webhooks)
 
 
-def rendered_from(documents: Iterable[Document], *, validate: bool = True) -> Rendered:
+def rendered_from(
+    documents: Iterable[Document], *, validate: bool = True, stored: bool = False
+) -> Rendered:
     """A rendered chart's CRDs (as ``crds_from`` reads them) and its other contracts."""
     kept = list(documents)
-    return Rendered(crds_from(kept, validate=validate), manifests_from(kept))
+    return Rendered(crds_from(kept, validate=validate, stored=stored), manifests_from(kept))
 
 
 def read_manifests(argument: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Manifests:
