@@ -13,7 +13,7 @@ import pytest
 import yaml
 from test_hook import STRING, apply, guard_account, new_group, run_hook, widget_crd
 
-from testenv import JSON, Cluster, Fault, FaultProxy, Kube, KubeError
+from testenv import JSON, Cluster, Fault, FaultProxy, Kube, KubeError, wait_for
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/"
 GET_CRD = "get customresourcedefinitions.apiextensions.k8s.io"
@@ -133,4 +133,8 @@ def test_the_test_client_waits_out_only_a_429(
         kube.get("/version")
     except KubeError as error:
         assert error.code == statuses[-1], error
+    # the proxy records a request once its answer is sent, which the client may read first
+    wait_for(
+        lambda: len(proxy.seen("/version")) == len(statuses), timeout=5, what="the proxy's record"
+    )
     assert [s.status for s in proxy.seen("/version")] == statuses
