@@ -12,6 +12,10 @@ from upgrade_guard.findings import Outcome
 from upgrade_guard.policy import DEFAULT_POLICY, Policy
 
 NAME = "widgets.example.com"
+# String fields whose CEL rule does and does not compile, for the rows that hold which CRDs
+# (released ones are history) have their rules compiled.
+COMPILING_RULE = {"type": "string", "x-kubernetes-validations": [{"rule": "self.size() < 10"}]}
+NOT_COMPILING_RULE = {"type": "string", "x-kubernetes-validations": [{"rule": "self.nosuch > 0"}]}
 
 
 def obj(**properties: Any) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from history_kit import GitRepo, codes, gadget, widget
 
+from crd_builders import NOT_COMPILING_RULE
 from upgrade_guard.write import stamper
 
 CHANGED = {"size": {"type": "string"}, "color": {"type": "string"}}  # safe, but a change
@@ -188,8 +189,7 @@ def test_verify_history_github_annotations_point_into_the_work_tree(repo: GitRep
 
 def test_bump_reads_the_baseline_as_released(repo: GitRepo) -> None:
     """The baseline's rules are not compiled: an apiserver took them when it was released."""
-    not_compiling = {"type": "string", "x-kubernetes-validations": [{"rule": "self.nosuch > 0"}]}
-    repo.release(widget(size=not_compiling), schema_version=None)
+    repo.release(widget(size=NOT_COMPILING_RULE), schema_version=None)
     repo.write_crd(widget())
     done = repo.ug("stamp", "crds", "--bump")
     assert done.returncode == 0, done.stdout + done.stderr

@@ -12,7 +12,7 @@ import pytest
 import yaml
 from lifecycle_kit import ReleaseRepo, served, versions
 
-from crd_builders import spec_schema, version
+from crd_builders import COMPILING_RULE, NOT_COMPILING_RULE, spec_schema, version
 from upgrade_guard import rules
 from upgrade_guard.lifecycle.settings import Tier
 from upgrade_guard.lifecycle.timeline import tier_from_name
@@ -100,11 +100,9 @@ def test_next_judges_the_working_tree_as_the_release_to_come(
 
 # A release tag is history: the apiserver that took it compiled its rules then (and may have
 # been older than this one), so only the release to come has its rules compiled and costed.
-NOT_COMPILING = {"type": "string", "x-kubernetes-validations": [{"rule": "self.nosuch > 0"}]}
-COMPILING = {"type": "string", "x-kubernetes-validations": [{"rule": "self.size() < 10"}]}
 RULES_COMPILED = {
-    "not compiling in a release": (NOT_COMPILING, COMPILING, False),
-    "not compiling in the release to come": (COMPILING, NOT_COMPILING, True),
+    "not compiling in a release": (NOT_COMPILING_RULE, COMPILING_RULE, False),
+    "not compiling in the release to come": (COMPILING_RULE, NOT_COMPILING_RULE, True),
 }
 
 
