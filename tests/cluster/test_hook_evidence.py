@@ -13,6 +13,7 @@ from test_hook import STRING, apply, guard_account, new_group, run_hook, widget_
 
 from testenv import Cluster, CRDTrial
 from upgrade_guard.cluster import stored
+from upgrade_guard.cluster.client import Api
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 
@@ -167,11 +168,9 @@ def test_listings_page_in_order_with_pages_read_ahead(
         cluster, namespace, [], tuple(f"widgets.{c['spec']['group']}" for c in (full, empty))
     )
     crds = [stored.StoredAt(c["spec"]["group"], "v1", "widgets") for c in (full, empty)]
-    with stored.stored_objects(
-        kubeconfig=str(kubeconfig), context=None, deadline=time.monotonic() + 60, limit=limit
-    ) as list_stored:
+    with Api(str(kubeconfig), None, time.monotonic() + 60) as api:
         listings = [(listing, [o["metadata"]["name"] for o in listing])
-                    for listing in list_stored(crds)]  # fmt: skip
+                    for listing in stored.stored_objects(api, crds, limit)]  # fmt: skip
     (first, names), (second, nothing) = listings
     assert names == [f"w{i}" for i in range(listed)] and first.complete is complete
     assert nothing == [] and second.complete and second.problem is None

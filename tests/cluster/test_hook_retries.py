@@ -7,11 +7,24 @@ waits and that a refusal is asked once."""
 from __future__ import annotations
 
 import itertools
+import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
-from test_hook import STRING, apply, guard_account, new_group, run_hook, widget_crd
+from test_hook import (
+    CRD_RESOURCE,
+    STRING,
+    UPGRADE_GUARD,
+    HookRun,
+    apply,
+    guard_account,
+    new_group,
+    release_record,
+    run_hook,
+    widget_crd,
+)
+from test_hook_evidence import store
 
 from testenv import JSON, Cluster, Fault, FaultProxy, Kube, KubeError, wait_for
 
@@ -138,3 +151,49 @@ def test_the_test_client_waits_out_only_a_429(
         lambda: len(proxy.seen("/version")) == len(statuses), timeout=5, what="the proxy's record"
     )
     assert [s.status for s in proxy.seen("/version")] == statuses
+
+
+def test_one_session_makes_and_counts_every_request(
+    cluster: Cluster, namespace: str, proxy: FaultProxy, tmp_path: Path
+) -> None:
+    """The release records, the live CRDs, the objects of a CRD Helm would delete and the
+    evidence's listing all go through one session: the report counts what the proxy saw."""
+    group = new_group()
+    kept, dropped = widget_crd(group, {"mode": STRING}), widget_crd(new_group(), {"a": STRING})
+    tightened = widget_crd(group, {"mode": {**STRING, "enum": ["b"]}})
+    apply(cluster, kept, dropped)
+    store(cluster, namespace, kept, {"w": {"mode": "a"}})
+    store(cluster, namespace, dropped, {"w": {"a": "x"}})
+    for revision, status, crds in ((1, "deployed", [kept, dropped]),
+                                   (2, "pending-upgrade", [tightened])):  # fmt: skip
+        cluster.admin.create(
+            f"/api/v1/namespaces/{namespace}/secrets",
+            release_record(namespace, revision, status, crds),
+        )
+    names = [c["metadata"]["name"] for c in (kept, dropped)]
+    account = cluster.make_service_account(
+        namespace,
+        [{"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"],
+          "resourceNames": [f"sh.helm.release.v1.rel.v{n}" for n in (1, 2, 3)]}],
+        cluster_rules=[{**CRD_RESOURCE, "verbs": ["get"], "resourceNames": names},
+                       *({"apiGroups": [c["spec"]["group"]], "resources": ["widgets"],
+                          "verbs": ["list"]} for c in (kept, dropped))],
+    )  # fmt: skip
+    crd_names = tmp_path / "crd-names"
+    crd_names.write_text("\n".join(names) + "\n")
+    kubeconfig = proxy.kubeconfig(account, tmp_path / "through-proxy.yaml")
+    done = subprocess.run(
+        [UPGRADE_GUARD, "hook", "--release", "rel", "--namespace", namespace, "--revision", "2",
+         "--crd-names", str(crd_names), "--kubeconfig", str(kubeconfig),
+         "--termination-log", str(tmp_path / "termination-log")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    run = HookRun(done.returncode, done.stdout, done.stderr, "", 0)
+    assert run.code == 1 and run.codes() == {"UG207", "UG608"}, run
+    assert "evidence: 1 of 1 widgets affected" in run.stdout, run
+    counted = f"the proxy's record of the requests the report counts ({proxy.seen()})"
+    wait_for(lambda: f"in {len(proxy.seen())} requests" in run.stdout, timeout=5, what=counted)
+    paths = {s.path.split("?")[0] for s in proxy.seen()}
+    assert {"/version", f"{CRDS}{names[0]}", f"{CRDS}{names[1]}"} <= paths, paths
+    assert any("/secrets/sh.helm.release.v1.rel.v" in p for p in paths), paths
+    assert f"/apis/{group}/v1/widgets" in paths, paths

@@ -84,17 +84,29 @@ def load_configuration(kubeconfig: str | None, context: str | None) -> Configura
 
 
 class Api:
-    """GET requests returning parsed JSON, all inside one deadline (time.monotonic())."""
+    """One session with the cluster: GET requests returning parsed JSON, all inside one
+    deadline (time.monotonic()), counted together. The configuration is loaded at the first
+    request, so a run that ends before it reads the cluster needs none."""
 
-    def __init__(self, configuration: Configuration, deadline: float) -> None:
-        self._client = ApiClient(configuration)
-        self._host = configuration.host
+    def __init__(self, kubeconfig: str | None, context: str | None, deadline: float) -> None:
+        self._kubeconfig, self._context = kubeconfig, context
+        self._client: ApiClient | None = None
+        self._host = ""
+        self._connecting = threading.Lock()
         self.deadline = deadline
         self.attempts = 0  # every request sent, retries included, by all threads
         self._counting = threading.Lock()
 
+    def _connected(self) -> ApiClient:
+        with self._connecting:
+            if self._client is None:
+                configuration = load_configuration(self._kubeconfig, self._context)
+                self._client, self._host = ApiClient(configuration), configuration.host
+            return self._client
+
     def close(self) -> None:
-        self._client.close()
+        if self._client is not None:
+            self._client.close()
 
     def __enter__(self) -> Api:
         return self
@@ -104,6 +116,7 @@ class Api:
 
     def get(self, path: str, what: Resource, query: Mapping[str, Any] | None = None) -> Any:
         """The JSON body at path, or None for 404."""
+        client = self._connected()
         url_path = f"{path}?{urlencode(query)}" if query else path
         backoff = _FIRST_BACKOFF
         attempts = 0
@@ -119,7 +132,7 @@ class Api:
             with self._counting:
                 self.attempts += 1
             try:
-                status, body, retry_after = self._request(url_path, remaining)
+                status, body, retry_after = _request(client, url_path, remaining)
             except (urllib3.exceptions.HTTPError, ApiException, OSError) as error:
                 last = _describe_transport(error)
                 retry_after = None
@@ -149,22 +162,6 @@ class Api:
             pause = max(retry_after or 0.0, backoff * random.uniform(0.8, 1.2))
             time.sleep(max(0.0, min(pause, self.deadline - time.monotonic())))
             backoff = min(backoff * 2, _MAX_BACKOFF)
-
-    def _request(self, path: str, remaining: float) -> tuple[int, bytes, float | None]:
-        method, url, headers, _, _ = self._client.param_serialize(
-            "GET",
-            path,
-            header_params={"Accept": "application/json"},
-            auth_settings=["BearerToken"],
-        )
-        timeout = min(remaining, 30.0)
-        response = self._client.call_api(
-            method, url, headers, _request_timeout=(min(timeout, 10.0), timeout)
-        )
-        body = response.read()
-        retry_after = response.getheader("Retry-After")
-        seconds = float(retry_after) if retry_after and retry_after.isdigit() else None
-        return response.status, body, seconds
 
     def server_version(self) -> tuple[int, int]:
         info = self.get("/version", Resource("get", "the server version"))
@@ -210,6 +207,21 @@ class Api:
     def list_all(self, path: str, what: Resource, page: int = PAGE) -> Iterator[Any]:
         """Every item of a list, page by page."""
         yield from self.list_rest(self.list_page(path, what, page=page), path, what, page)
+
+
+def _request(client: ApiClient, path: str, remaining: float) -> tuple[int, bytes, float | None]:
+    method, url, headers, _, _ = client.param_serialize(
+        "GET",
+        path,
+        header_params={"Accept": "application/json"},
+        auth_settings=["BearerToken"],
+    )
+    timeout = min(remaining, 30.0)
+    response = client.call_api(method, url, headers, _request_timeout=(min(timeout, 10.0), timeout))
+    body = response.read()
+    retry_after = response.getheader("Retry-After")
+    seconds = float(retry_after) if retry_after and retry_after.isdigit() else None
+    return response.status, body, seconds
 
 
 def _status_message(body: bytes) -> str:

@@ -11,19 +11,12 @@ hook waits on the apiserver once per window, not once per CRD."""
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
 from typing import Any, NamedTuple
 from urllib.parse import quote
 
-from upgrade_guard.cluster.client import (
-    PAGE,
-    Api,
-    ClusterError,
-    Resource,
-    load_configuration,
-)
+from upgrade_guard.cluster.client import PAGE, Api, ClusterError, Resource
 
 _AHEAD = 8  # first pages in flight: at most this many pages of objects held at once
 
@@ -94,25 +87,14 @@ class _Prefetched:
         return self._listing.objects(self._first.result())
 
 
-@contextmanager
-def stored_objects(
-    *, kubeconfig: str | None, context: str | None, deadline: float, limit: int
-) -> Iterator[Callable[[Iterable[StoredAt]], Iterator[_Prefetched]]]:
-    """A lister of stored objects (at most ``limit`` per CRD) inside ``deadline``: given
-    where CRDs store them, it yields their listings in the same order."""
-    api = Api(load_configuration(kubeconfig, context), deadline)
-
-    def listings(crds: Iterable[StoredAt]) -> Iterator[_Prefetched]:
-        with ThreadPoolExecutor(max_workers=_AHEAD) as pool:
-            pending: deque[_Prefetched] = deque()
-            for where in crds:
-                listing = StoredListing(api, where, limit)
-                pending.append(_Prefetched(listing, pool.submit(listing.first_page)))
-                if len(pending) > _AHEAD:
-                    yield pending.popleft()
-            yield from pending
-
-    try:
-        yield listings
-    finally:
-        api.close()
+def stored_objects(api: Api, crds: Iterable[StoredAt], limit: int) -> Iterator[_Prefetched]:
+    """The listings of stored objects (at most ``limit`` per CRD), given where CRDs store
+    them, in the same order."""
+    with ThreadPoolExecutor(max_workers=_AHEAD) as pool:
+        pending: deque[_Prefetched] = deque()
+        for where in crds:
+            listing = StoredListing(api, where, limit)
+            pending.append(_Prefetched(listing, pool.submit(listing.first_page)))
+            if len(pending) > _AHEAD:
+                yield pending.popleft()
+        yield from pending

@@ -30,7 +30,7 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import click
 import typer
@@ -50,6 +50,9 @@ from upgrade_guard.load.helm_record import (
     record_of,
     replaced,
 )
+
+if TYPE_CHECKING:
+    from upgrade_guard.cluster.client import Api
 
 # Helm's global flags that name another identity than the kubeconfig's: the checks read the
 # cluster with the kubeconfig, so they would read as someone else.
@@ -203,9 +206,14 @@ def helm_guard(
         output=options.TEXT,
         limit=sys.maxsize,  # a terminal, not Helm's one-line print of a hook's log
     )
-    with tempfile.TemporaryDirectory(prefix="helm-guard-") as scratch:
+    from upgrade_guard.cluster.client import Api
+
+    with (
+        tempfile.TemporaryDirectory(prefix="helm-guard-") as scratch,
+        Api(reach.kubeconfig, reach.context, reach.deadline) as api,
+    ):
         try:
-            _check(operation, args, policy, accept or [], reach, Path(scratch))
+            _check(operation, args, policy, accept or [], reach, api, Path(scratch))
         except typer.Exit as verdict:
             if verdict.exit_code != 0 or not run:
                 raise
@@ -220,12 +228,14 @@ def _check(
     policy: str | None,
     accept: list[str],
     reach: hook.Reach,
+    api: Api,
     scratch: Path,
 ) -> NoReturn:
+    """The checks, every cluster read through the one session ``api``."""
     if operation is HelmOperation.crds:
-        _check_crds(args, policy, accept, reach, scratch)
+        _check_crds(args, policy, accept, reach, api, scratch)
     if operation is HelmOperation.rollback:
-        pending, current, body = _rollback(args, reach)
+        pending, current, body = _rollback(args, api)
     else:
         body = _release_json(
             _helm(operation, *args, "--dry-run=server", "--output", "json"), operation
@@ -253,15 +263,16 @@ def _check(
     if not adopted:
         reach = replace(reach, accepting=_accepting(operation))
 
-    def read_operation() -> Operation:
+    def read_operation(api: Api) -> Operation:
         if pending.operation == "rollback":
             return Operation(pending, current)
-        return Operation(pending, _replaced(pending, str(body.get("name")), namespace, reach))
+        return Operation(pending, _replaced(api, pending, str(body.get("name")), namespace))
 
     # The checks' deadline, as the hook's, from when they start: helm's render is not theirs.
     now = time.monotonic()
     reach = replace(reach, deadline=now + hook.DEFAULT_TIMEOUT, started=now)
-    hook.check(prepared, reach, f"pre-{pending.operation}", read_operation, namespace, "",
+    api.deadline = reach.deadline
+    hook.check(prepared, reach, api, f"pre-{pending.operation}", read_operation, namespace, "",
                in_helm=False)  # fmt: skip
 
 
@@ -298,31 +309,27 @@ def _with_crds_dir(pending: Record, args: list[str]) -> Record:
     return replace(pending, manifest=files + pending.manifest)
 
 
-def _replaced(pending: Record, release: str, namespace: str, reach: hook.Reach) -> Record | None:
+def _replaced(api: Api, pending: Record, release: str, namespace: str) -> Record | None:
     """The record the pending one replaces, read by name as the hook reads it."""
     if pending.operation == "install":
         return None
-    return replaced(pending, _Records(release, namespace, reach).record)
+    return replaced(pending, _Records(api, release, namespace).record)
 
 
 class _Records:
     """A release's records by revision, each read once by name (Secrets, Helm's default
-    storage driver), inside the checks' deadline."""
+    storage driver), through the checks' session."""
 
-    def __init__(self, release: str, namespace: str, reach: hook.Reach) -> None:
-        self.release, self.namespace, self.reach = release, namespace, reach
+    def __init__(self, api: Api, release: str, namespace: str) -> None:
+        self.api, self.release, self.namespace = api, release, namespace
         self.bodies: dict[int, Mapping[str, Any] | None] = {}
 
     def body(self, revision: int) -> Mapping[str, Any] | None:
         if revision not in self.bodies:
-            from upgrade_guard.cluster.client import Api, load_configuration
             from upgrade_guard.cluster.release_records import release_secret
 
             name = record_name(self.release, revision)
-            reach = self.reach
-            configuration = load_configuration(reach.kubeconfig, reach.context)
-            with Api(configuration, reach.deadline) as api:
-                secret = release_secret(api, self.namespace, name)
+            secret = release_secret(self.api, self.namespace, name)
             self.bodies[revision] = None if secret is None else body_of(name, secret)
         return self.bodies[revision]
 
@@ -331,7 +338,7 @@ class _Records:
         return None if body is None else record_of(record_name(self.release, revision), body)
 
 
-def _rollback(args: list[str], reach: hook.Reach) -> tuple[Record, Record, Mapping[str, Any]]:
+def _rollback(args: list[str], api: Api) -> tuple[Record, Record, Mapping[str, Any]]:
     """The rollback's pending record (the target revision's manifest, chart and hooks, at the
     revision Helm would give it), the record it replaces (the last one), and the target's
     release JSON. RELEASE and REVISION are the first two arguments that are not flags."""
@@ -349,7 +356,7 @@ def _rollback(args: list[str], reach: hook.Reach) -> tuple[Record, Record, Mappi
     target = options.canonical_option("REVISION", wanted) if wanted != "0" else last - 1
     from upgrade_guard.cluster.client import ClusterError
 
-    records = _Records(release, namespace, reach)
+    records = _Records(api, release, namespace)
     try:
         body = records.body(target)
         current = records.record(last)
@@ -368,7 +375,12 @@ def _rollback(args: list[str], reach: hook.Reach) -> tuple[Record, Record, Mappi
 
 
 def _check_crds(
-    args: list[str], policy: str | None, accept: list[str], reach: hook.Reach, scratch: Path
+    args: list[str],
+    policy: str | None,
+    accept: list[str],
+    reach: hook.Reach,
+    api: Api,
+    scratch: Path,
 ) -> NoReturn:
     """The chart's crds/ against the live CRDs, as the kubectl apply would change them."""
     shown = _helm("show", "crds", *args)
@@ -381,4 +393,4 @@ def _check_crds(
         max_bytes=DEFAULT_MAX_BYTES,
     )  # fmt: skip
     reach = replace(reach, accepting=_accepting(HelmOperation.crds))
-    hook.check(prepared, reach, "kubectl apply", lambda: None, "", "", in_helm=False)
+    hook.check(prepared, reach, api, "kubectl apply", lambda _: None, "", "", in_helm=False)

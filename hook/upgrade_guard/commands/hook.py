@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
@@ -56,6 +56,9 @@ from upgrade_guard.subjects import (
     WrittenState,
 )
 from upgrade_guard.validation import evidence
+
+if TYPE_CHECKING:
+    from upgrade_guard.cluster.client import Api
 
 TERMINATION_LOG_ENV = "UPGRADE_GUARD_TERMINATION_LOG"
 DEFAULT_TERMINATION_LOG = "/dev/termination-log"
@@ -358,16 +361,18 @@ def hook(
         reach.log.write(f"upgrade-guard BAD INPUT (exit 2): {error}\n")
         raise
 
-    def read_operation() -> Operation | None:
+    # Imported here: the kubernetes client takes a third of a second to import, and only the
+    # hook talks to a cluster.
+    from upgrade_guard.cluster.client import Api
+
+    def read_operation(api: Api) -> Operation | None:
         if release is None or namespace is None:
             return None
-        return _read_operation(
-            namespace, release, revision, kubeconfig=kubeconfig, context=context,
-            deadline=reach.deadline,
-        )  # fmt: skip
+        return _read_operation(api, namespace, release, revision)
 
     where = f"for {release} at or above revision {revision} (not run by Helm?)"
-    check(prepared, reach, phase.value, read_operation, namespace or "", where)
+    with Api(kubeconfig, context, reach.deadline) as api:
+        check(prepared, reach, api, phase.value, read_operation, namespace or "", where)
 
 
 @dataclass(frozen=True)
@@ -447,15 +452,17 @@ class Reach:
 def check(
     prepared: Prepared,
     reach: Reach,
+    api: Api,
     phase: str,
-    read_operation: Callable[[], Operation | None],
+    read_operation: Callable[[Api], Operation | None],
     namespace: str,
     no_record: str,
     *,
     in_helm: bool = True,
 ) -> NoReturn:
     """Every check of the chart against the cluster, reported, exiting with the verdict's
-    code. ``read_operation`` gives the pending release and the one it replaces (None
+    code, every read through the one session ``api``. ``read_operation`` gives the pending
+    release and the one it replaces (None
     without a release record: the bundle is judged, said ``no_record`` when there is none).
     ``in_helm``: run as Helm's own hook, the pending record written (the plugin runs before
     Helm): a release the guard did not run for is adopted now (UG606), and a refused
@@ -467,15 +474,12 @@ def check(
     paired = judge(hook_checks.changes(subject), replace(chosen, declared_breaks=()), admin)
     unused = acceptance_unused.RULE.code
     paired = replace(paired, findings=tuple(f for f in paired.findings if f.code != unused))
-    # Imported here: the kubernetes client takes a third of a second to import, and only the
-    # hook talks to a cluster.
     from upgrade_guard.cluster.client import ClusterError
 
-    kubeconfig, context, deadline = reach.kubeconfig, reach.context, reach.deadline
     fail_open = reach.fail_open
     operation: Operation | None = None
     try:
-        operation = read_operation()
+        operation = read_operation(api)
     except ClusterError as error:
         if not paired.safe:
             _emit(paired, phase, len(bundled or {}), reach, "", chart_version)
@@ -512,16 +516,10 @@ def check(
     if not paired.safe:
         _emit(paired, operation_name, len(chart), reach, "", chart_version)
     try:
-        cluster = _read_cluster(
-            [*chart, *dropped], wanted, chosen,
-            kubeconfig=kubeconfig, context=context, deadline=deadline,
-        )  # fmt: skip
+        cluster = _read_cluster(api, [*chart, *dropped], wanted, chosen)
         live_crds = {n: c for n, c in cluster.crds.items() if n in chart}
         gone = {name: cluster.crds.get(name) for name in dropped}
-        stored = _count_stored(
-            {n: c for n, c in gone.items() if c is not None},
-            kubeconfig=kubeconfig, context=context, deadline=deadline,
-        )  # fmt: skip
+        stored = _count_stored(api, {n: c for n, c in gone.items() if c is not None})
         described = f"release {replaced.chart} (revision {replaced.revision})" if replaced else ""
         subject = replace(
             subject,
@@ -562,15 +560,11 @@ def check(
                 )
                 for c in live
             ]
-            with stored_objects(
-                kubeconfig=kubeconfig, context=context, deadline=deadline,
-                limit=reach.evidence_limit,
-            ) as list_stored:  # fmt: skip
-                listings = list_stored(stored_at)
-                for name, listing in zip(gathered.crds, listings, strict=True):
-                    for obj in listing:
-                        gathered.add(name, obj)
-                    gathered.listed(name, evidence.Listed(listing.complete, listing.problem))
+            listings = stored_objects(api, stored_at, reach.evidence_limit)
+            for name, listing in zip(gathered.crds, listings, strict=True):
+                for obj in listing:
+                    gathered.add(name, obj)
+                gathered.listed(name, evidence.Listed(listing.complete, listing.problem))
         subject = replace(subject, carried=gathered.carried)
         outcome = gathered.applied(judge(hook_checks.changes(subject, compared), chosen, judged))
     except ClusterError as error:
@@ -587,7 +581,7 @@ def check(
     major, minor = cluster.server_version
     footer = (
         f"read {len(live_crds)} live of {len(chart)} chart CRDs from Kubernetes"
-        f" {major}.{minor} in {cluster.requests} requests;"
+        f" {major}.{minor} in {api.attempts} requests;"
         f" {time.monotonic() - reach.started:.1f}s"
     )
     if in_helm and operation is not None and not outcome.safe:
@@ -617,49 +611,33 @@ def _rollback_way_out(operation: Operation, namespace: str) -> list[str]:
     ]
 
 
-def _read_operation(
-    namespace: str,
-    release: str,
-    revision: int,
-    *,
-    kubeconfig: str | None,
-    context: str | None,
-    deadline: float,
-) -> Operation | None:
+def _read_operation(api: Api, namespace: str, release: str, revision: int) -> Operation | None:
     """The pending release record and the one it replaces; None when not run by Helm."""
-    from upgrade_guard.cluster.client import Api, ClusterError, load_configuration
+    from upgrade_guard.cluster.client import ClusterError
     from upgrade_guard.cluster.release_records import release_secret
 
-    with Api(load_configuration(kubeconfig, context), deadline) as api:
+    def fetch(number: int) -> Record | None:
+        name = record_name(release, number)
+        body = release_secret(api, namespace, name)
+        return None if body is None else decode(name, body)
 
-        def fetch(number: int) -> Record | None:
-            name = record_name(release, number)
-            body = release_secret(api, namespace, name)
-            return None if body is None else decode(name, body)
-
-        try:
-            return find_operation(revision, fetch)
-        except LoadError as error:
-            raise ClusterError(str(error)) from None
+    try:
+        return find_operation(revision, fetch)
+    except LoadError as error:
+        raise ClusterError(str(error)) from None
 
 
-def _count_stored(
-    crds: Mapping[str, Crd], *, kubeconfig: str | None, context: str | None, deadline: float
-) -> dict[str, Stored]:
+def _count_stored(api: Api, crds: Mapping[str, Crd]) -> dict[str, Stored]:
     """How many objects each live CRD stores, and the first few names."""
-    if not crds:
-        return {}
-    from upgrade_guard.cluster.client import Api, load_configuration
     from upgrade_guard.cluster.release_records import stored_names
 
     counted: dict[str, Stored] = {}
-    with Api(load_configuration(kubeconfig, context), deadline) as api:
-        for name, crd in crds.items():
-            version = crd.storage_version or next(iter(crd.served_versions), None)
-            if version is None:
-                continue
-            group, plural = str(crd.spec.get("group", "")), str(crd.names.get("plural", ""))
-            counted[name] = Stored(*stored_names(api, group, version, plural, SHOWN_STORED))
+    for name, crd in crds.items():
+        version = crd.storage_version or next(iter(crd.served_versions), None)
+        if version is None:
+            continue
+        group, plural = str(crd.spec.get("group", "")), str(crd.names.get("plural", ""))
+        counted[name] = Stored(*stored_names(api, group, version, plural, SHOWN_STORED))
     return counted
 
 
@@ -710,62 +688,54 @@ class _Cluster:
     server_version: tuple[int, int]
     crds: dict[str, Crd]  # the chart's CRDs the cluster has, by name, normalized
     written_state: list[WrittenState]
-    requests: int
     manifests: Manifests  # the live ClusterRoles and webhook configurations read
 
 
 def _read_cluster(
-    names: Iterable[str],
-    objects: Mapping[str, list[str]],
-    policy: Policy,
-    *,
-    kubeconfig: str | None,
-    context: str | None,
-    deadline: float,
+    api: Api, names: Iterable[str], objects: Mapping[str, list[str]], policy: Policy
 ) -> _Cluster:
     """The server version, the named CRDs the cluster has, the state written in the
-    cluster, and the named live objects (``objects``: names by resource): read raw inside
-    one deadline, made sense of here."""
-    from upgrade_guard.cluster.client import Api, ClusterError, load_configuration
+    cluster, and the named live objects (``objects``: names by resource): read raw, made
+    sense of here."""
+    from upgrade_guard.cluster.client import ClusterError
     from upgrade_guard.cluster.state import values_at
 
-    with Api(load_configuration(kubeconfig, context), deadline) as api:
-        version = api.server_version()
-        documents = [
-            Document(Source(f"cluster: customresourcedefinitions/{name}"), 0, body)
-            for name, body in api.get_crds(names).items()
-            if body is not None
-        ]
-        try:
-            crds = crds_from(documents, validate=False, normalize=True)
-        except LoadError as error:
-            raise ClusterError(f"cannot read a live CRD: {error}") from None
-        written = hook_checks.live_state(crds, policy)
-        for location in policy.stored_state:
-            at = hook_checks.stored_state_version(location, crds)
-            if at is None:
-                continue
-            for holder, value in values_at(api, location.group, at, location.plural, location.path):
-                state = hook_checks.written_in(location, holder, value)
-                if state is None:
-                    raise ClusterError(
-                        f"{location.resource} {holder}: {'.'.join(location.path)} is not a"
-                        " canonical positive decimal, so the state version it holds cannot be"
-                        " read"
-                    )
-                written.append(state)
-        found = [
-            Document(Source(f"cluster: {resource}/{name}"), 0, body)
-            for resource, wanted in sorted(objects.items())
-            for name, body in api.get_named(
-                f"/apis/{LIVE_GROUPS[resource]}/v1/{resource}",
-                f"{resource}.{LIVE_GROUPS[resource]}",
-                wanted,
-            ).items()
-            if body is not None
-        ]
-        try:
-            manifests = manifests_from(found)
-        except LoadError as error:
-            raise ClusterError(f"cannot read a live object: {error}") from None
-        return _Cluster(version, crds, written, api.attempts, manifests)
+    version = api.server_version()
+    documents = [
+        Document(Source(f"cluster: customresourcedefinitions/{name}"), 0, body)
+        for name, body in api.get_crds(names).items()
+        if body is not None
+    ]
+    try:
+        crds = crds_from(documents, validate=False, normalize=True)
+    except LoadError as error:
+        raise ClusterError(f"cannot read a live CRD: {error}") from None
+    written = hook_checks.live_state(crds, policy)
+    for location in policy.stored_state:
+        at = hook_checks.stored_state_version(location, crds)
+        if at is None:
+            continue
+        for holder, value in values_at(api, location.group, at, location.plural, location.path):
+            state = hook_checks.written_in(location, holder, value)
+            if state is None:
+                raise ClusterError(
+                    f"{location.resource} {holder}: {'.'.join(location.path)} is not a"
+                    " canonical positive decimal, so the state version it holds cannot be"
+                    " read"
+                )
+            written.append(state)
+    found = [
+        Document(Source(f"cluster: {resource}/{name}"), 0, body)
+        for resource, wanted in sorted(objects.items())
+        for name, body in api.get_named(
+            f"/apis/{LIVE_GROUPS[resource]}/v1/{resource}",
+            f"{resource}.{LIVE_GROUPS[resource]}",
+            wanted,
+        ).items()
+        if body is not None
+    ]
+    try:
+        manifests = manifests_from(found)
+    except LoadError as error:
+        raise ClusterError(f"cannot read a live object: {error}") from None
+    return _Cluster(version, crds, written, manifests)
