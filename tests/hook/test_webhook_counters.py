@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
-from upgrade_guard.commands.hook import _live_wanted
 from upgrade_guard.crd import Source
 from upgrade_guard.judging import Changes, Placed, judge
 from upgrade_guard.load.documents import LoadError
 from upgrade_guard.manifests import Manifests, PolicyRule, Role, WebhookConfiguration
+from upgrade_guard.pipelines.hook_run import live_wanted
 from upgrade_guard.rules import webhook_counter_below_live
 from upgrade_guard.subjects import HookSubject
 
@@ -76,12 +76,12 @@ CONTRACTS = Manifests({ROLE.key: ROLE}, {KEY: webhook(**{CONTRACT: "1"}), PLAIN.
 
 
 def test_the_hook_reads_its_clusterroles_and_the_webhooks_carrying_counters() -> None:
-    assert _live_wanted(CONTRACTS, KEYS, None) == {
+    assert live_wanted(CONTRACTS, KEYS, None) == {
         "clusterroles": ["operator"],
         "validatingwebhookconfigurations": ["operator"],
     }
     readable = {"clusterroles/operator", "validatingwebhookconfigurations/operator"}
-    assert _live_wanted(CONTRACTS, KEYS, readable) == _live_wanted(CONTRACTS, KEYS, None)
+    assert live_wanted(CONTRACTS, KEYS, readable) == live_wanted(CONTRACTS, KEYS, None)
 
 
 @pytest.mark.parametrize(
@@ -95,4 +95,4 @@ def test_an_object_the_library_does_not_grant_is_bad_input(
     readable: set[str], annotation: str
 ) -> None:
     with pytest.raises(LoadError, match=f"Chart.yaml's upgrade-guard.io/{annotation}"):
-        _live_wanted(CONTRACTS, KEYS, readable)
+        live_wanted(CONTRACTS, KEYS, readable)

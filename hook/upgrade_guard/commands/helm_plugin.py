@@ -30,26 +30,20 @@ import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
 import typer
 
 from upgrade_guard.commands import hook, options
+from upgrade_guard.commands.hook import Inputs
 from upgrade_guard.counters import history
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import ExitCode
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, documents_of
 from upgrade_guard.load.helm_output import GuardJob, crds_dir_files, crds_dir_names, guard_job
-from upgrade_guard.load.helm_record import (
-    Operation,
-    Record,
-    body_of,
-    record_name,
-    record_of,
-    replaced,
-)
+from upgrade_guard.load.helm_record import Record, record_name, record_of
+from upgrade_guard.pipelines import hook_run as pipeline
 
 if TYPE_CHECKING:
     from upgrade_guard.cluster.client import Api
@@ -103,22 +97,58 @@ def _release_json(text: str, command: str) -> Mapping[str, Any]:
     return body
 
 
-def _hook_arguments(job: GuardJob, directory: Path) -> dict[str, Any]:
-    """The guard Job's arguments as the hook parses them, its files written to directory
-    (the ConfigMap's keys are file names) and its mount path moved there."""
+# The guard Job's options the plugin reads, by the field of Inputs they set (repeatable ones
+# are tuples there), and those it does not need: it reads the records and the cluster itself.
+_JOB_OPTIONS = {f"--{name.replace('_', '-')}": name for name in Inputs.__dataclass_fields__}
+_JOB_IGNORED = {"--phase", "--release", "--namespace", "--revision", "--timeout"}
+_JOB_FLAGS = {"--fail-open"}
+
+
+def _hook_inputs(job: GuardJob, directory: Path) -> Inputs:
+    """The guard Job's options as the hook reads them, its files written to directory (the
+    ConfigMap's keys are file names) and its mount path moved there. The library renders
+    each option as ``--name=value``, ``--fail-open`` alone."""
     for name, data in job.files.items():
         if "/" in name or name in ("", ".", ".."):
             raise LoadError(f"the guard's ConfigMap holds {name!r}, not a file name")
         (directory / name).write_bytes(data)
     mount = job.mount.rstrip("/") + "/"
-    args = [arg.replace("=" + mount, f"={directory}/", 1) for arg in job.args]
-    single = typer.Typer()
-    single.command()(hook.hook)
-    command = typer.main.get_command(single)
+    single: dict[str, str] = {}
+    repeated: dict[str, list[str]] = {}
+    for arg in job.args:
+        option, has_value, value = arg.partition("=")
+        if (option in _JOB_FLAGS and not has_value) or (option in _JOB_IGNORED and has_value):
+            continue
+        field = _JOB_OPTIONS.get(option)
+        if field is None or not has_value:
+            raise LoadError(
+                f"the guard's Job arguments: {arg!r} is not an option this plugin reads (a"
+                " library newer than the plugin? update the plugin)"
+            )
+        value = value.replace(mount, f"{directory}/", 1) if value.startswith(mount) else value
+        if isinstance(getattr(Inputs(), field), tuple):
+            repeated.setdefault(field, []).append(value)
+        elif field in single:
+            raise LoadError(f"the guard's Job arguments: {option} given twice")
+        else:
+            single[field] = value
     try:
-        return dict(command.make_context("hook", args).params)
-    except click.UsageError as error:
-        raise LoadError(f"the guard's Job arguments: {error.format_message()}") from None
+        max_bytes = int(single.get("max_bytes", DEFAULT_MAX_BYTES))
+    except ValueError:
+        raise LoadError("the guard's Job arguments: --max-bytes is not a number") from None
+    return Inputs(
+        policy=single.get("policy"),
+        crds=single.get("crds"),
+        crd_names=single.get("crd_names"),
+        rendered_crds=single.get("rendered_crds"),
+        live_objects=single.get("live_objects"),
+        counter=tuple(repeated.get("counter", ())),
+        controller_image=tuple(repeated.get("controller_image", ())),
+        image_table=single.get("image_table"),
+        accept=tuple(repeated.get("accept", ())),
+        chart_version=single.get("chart_version"),
+        max_bytes=max_bytes,
+    )
 
 
 def _prepared(
@@ -128,30 +158,18 @@ def _prepared(
     policy: str | None,
     accept: list[str],
     directory: Path,
-) -> tuple[hook.Prepared, bool]:
+) -> tuple[pipeline.Prepared, bool]:
     """The checks' inputs, and whether they are the adopted chart's: its guard Job's
     arguments and files, else only the CRDs the release applies (and the plugin's options)."""
     if job is None:
-        prepared = hook.prepare(
-            policy=policy, crds=None, crd_names=None, rendered_crds=None, counter=None,
-            controller_image=None, image_table=None, accept=accept,
-            chart_version=chart_version, max_bytes=DEFAULT_MAX_BYTES, chart=chart,
-        )  # fmt: skip
-        return prepared, False
+        given = Inputs(policy=policy, accept=tuple(accept), chart_version=chart_version)
+        return hook.prepare(given, chart), False
     if policy or accept:
         raise options.UsageProblem(
             "this chart adopted the guard: its policy is the chart's, and acceptances go in its"
             " values (--set-json 'upgrade-guard.accept=[...]'), not --policy or --accept"
         )
-    given = _hook_arguments(job, directory)
-    prepared = hook.prepare(
-        policy=given["policy"], crds=given["crds"], crd_names=given["crd_names"],
-        rendered_crds=given["rendered_crds"], counter=given["counter"],
-        controller_image=given["controller_image"], image_table=given["image_table"],
-        accept=given["accept"], chart_version=given["chart_version"],
-        max_bytes=given["max_bytes"], live_objects=given["live_objects"], chart=chart,
-    )  # fmt: skip
-    return prepared, True
+    return hook.prepare(_hook_inputs(job, directory), chart), True
 
 
 @options.guarded
@@ -202,7 +220,6 @@ def helm_guard(
         deadline=time.monotonic() + hook.DEFAULT_TIMEOUT,
         log=hook.TerminationLog.off(),
         fail_open=False,
-        evidence_limit=hook.DEFAULT_EVIDENCE_LIMIT,
         output=options.TEXT,
         limit=sys.maxsize,  # a terminal, not Helm's one-line print of a hook's log
     )
@@ -212,11 +229,9 @@ def helm_guard(
         tempfile.TemporaryDirectory(prefix="helm-guard-") as scratch,
         Api(reach.kubeconfig, reach.context, reach.deadline) as api,
     ):
-        try:
-            _check(operation, args, policy, accept or [], reach, api, Path(scratch))
-        except typer.Exit as verdict:
-            if verdict.exit_code != 0 or not run:
-                raise
+        code = _check(operation, args, policy, accept or [], reach, api, Path(scratch))
+    if code != ExitCode.SAFE or not run:
+        raise typer.Exit(int(code))
     typer.echo(f"helm guard: passed; running helm {operation}", err=True)
     binary = os.environ.get("HELM_BIN") or "helm"
     raise typer.Exit(subprocess.run([binary, operation.value, *args], check=False).returncode)
@@ -230,10 +245,10 @@ def _check(
     reach: hook.Reach,
     api: Api,
     scratch: Path,
-) -> NoReturn:
-    """The checks, every cluster read through the one session ``api``."""
+) -> ExitCode:
+    """The checks, reported, every cluster read through the one session ``api``."""
     if operation is HelmOperation.crds:
-        _check_crds(args, policy, accept, reach, api, scratch)
+        return _check_crds(args, policy, accept, reach, api, scratch)
     if operation is HelmOperation.rollback:
         pending, current, body = _rollback(args, api)
     else:
@@ -262,18 +277,13 @@ def _check(
     prepared, adopted = _prepared(job, chart, version, policy, accept, scratch)
     if not adopted:
         reach = replace(reach, accepting=_accepting(operation))
-
-    def read_operation(api: Api) -> Operation:
-        if pending.operation == "rollback":
-            return Operation(pending, current)
-        return Operation(pending, _replaced(api, pending, str(body.get("name")), namespace))
-
+    release = pipeline.Rendered(namespace, str(body.get("name")), pending, current)
+    request = pipeline.Request(prepared, f"pre-{pending.operation}", release, in_helm=False)
     # The checks' deadline, as the hook's, from when they start: helm's render is not theirs.
     now = time.monotonic()
     reach = replace(reach, deadline=now + hook.DEFAULT_TIMEOUT, started=now)
     api.deadline = reach.deadline
-    hook.check(prepared, reach, api, f"pre-{pending.operation}", read_operation, namespace, "",
-               in_helm=False)  # fmt: skip
+    return hook.report(request, reach, api)
 
 
 SHOWN_DIGESTS = 20  # CRDs named with their spec digests on standard error
@@ -309,35 +319,6 @@ def _with_crds_dir(pending: Record, args: list[str]) -> Record:
     return replace(pending, manifest=files + pending.manifest)
 
 
-def _replaced(api: Api, pending: Record, release: str, namespace: str) -> Record | None:
-    """The record the pending one replaces, read by name as the hook reads it."""
-    if pending.operation == "install":
-        return None
-    return replaced(pending, _Records(api, release, namespace).record)
-
-
-class _Records:
-    """A release's records by revision, each read once by name (Secrets, Helm's default
-    storage driver), through the checks' session."""
-
-    def __init__(self, api: Api, release: str, namespace: str) -> None:
-        self.api, self.release, self.namespace = api, release, namespace
-        self.bodies: dict[int, Mapping[str, Any] | None] = {}
-
-    def body(self, revision: int) -> Mapping[str, Any] | None:
-        if revision not in self.bodies:
-            from upgrade_guard.cluster.release_records import release_secret
-
-            name = record_name(self.release, revision)
-            secret = release_secret(self.api, self.namespace, name)
-            self.bodies[revision] = None if secret is None else body_of(name, secret)
-        return self.bodies[revision]
-
-    def record(self, revision: int) -> Record | None:
-        body = self.body(revision)
-        return None if body is None else record_of(record_name(self.release, revision), body)
-
-
 def _rollback(args: list[str], api: Api) -> tuple[Record, Record, Mapping[str, Any]]:
     """The rollback's pending record (the target revision's manifest, chart and hooks, at the
     revision Helm would give it), the record it replaces (the last one), and the target's
@@ -356,7 +337,7 @@ def _rollback(args: list[str], api: Api) -> tuple[Record, Record, Mapping[str, A
     target = options.canonical_option("REVISION", wanted) if wanted != "0" else last - 1
     from upgrade_guard.cluster.client import ClusterError
 
-    records = _Records(api, release, namespace)
+    records = pipeline.ReleaseRecords(api, release, namespace)
     try:
         body = records.body(target)
         current = records.record(last)
@@ -381,16 +362,13 @@ def _check_crds(
     reach: hook.Reach,
     api: Api,
     scratch: Path,
-) -> NoReturn:
+) -> ExitCode:
     """The chart's crds/ against the live CRDs, as the kubectl apply would change them."""
     shown = _helm("show", "crds", *args)
     bundle = scratch / "crds.yaml"
     bundle.write_text(shown)
     _say_rendered(crds_from(documents_of("helm show crds", shown.encode())), "helm show crds")
-    prepared = hook.prepare(
-        policy=policy, crds=str(bundle), crd_names=None, rendered_crds=None, counter=None,
-        controller_image=None, image_table=None, accept=accept, chart_version=None,
-        max_bytes=DEFAULT_MAX_BYTES,
-    )  # fmt: skip
+    prepared = hook.prepare(Inputs(policy=policy, crds=str(bundle), accept=tuple(accept)))
     reach = replace(reach, accepting=_accepting(HelmOperation.crds))
-    hook.check(prepared, reach, api, "kubectl apply", lambda _: None, "", "", in_helm=False)
+    request = pipeline.Request(prepared, "kubectl apply", in_helm=False)
+    return hook.report(request, reach, api)
