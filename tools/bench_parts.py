@@ -40,7 +40,7 @@ from upgrade_guard import diffing  # noqa: E402
 from upgrade_guard.load import crd_validation, json_reader  # noqa: E402
 from upgrade_guard.load.crds import crds_from, diff_sides  # noqa: E402
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, load_documents  # noqa: E402
-from upgrade_guard.load.yaml_reader import MAX_DEPTH  # noqa: E402
+from upgrade_guard.load.yaml_scalars import MAX_DEPTH  # noqa: E402
 from upgrade_guard.policy import DEFAULT_POLICY  # noqa: E402
 
 

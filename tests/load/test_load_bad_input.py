@@ -14,7 +14,7 @@ import pytest
 
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import LoadError, load_documents
-from upgrade_guard.load.yaml_reader import MAX_DEPTH
+from upgrade_guard.load.yaml_scalars import MAX_DEPTH
 
 BILLION_LAUGHS = "\n".join(
     [

@@ -15,7 +15,7 @@ import pytest
 from helm_oracle import HelmError, first_difference, read_with_helm, require_helm
 
 from corpus import CORPUS, projects, require_corpus, tags
-from upgrade_guard.load import yaml_reader
+from upgrade_guard.load import yaml_reader, yaml_scalars
 from upgrade_guard.load.documents import load_documents
 from upgrade_guard.load.fast_yaml import read_fast
 
@@ -57,7 +57,7 @@ def test_fast_path_reads_corpus_as_faithful_path(project: str) -> None:
     for directory in _tag_dirs(project):
         for path in sorted(Path(directory).rglob("*.yaml")):
             data = path.read_bytes()
-            fast = read_fast(data, yaml_reader.MAX_DEPTH, yaml_reader.plain_differs)
+            fast = read_fast(data, yaml_scalars.MAX_DEPTH, yaml_scalars.plain_differs)
             if fast is None:
                 continue
             taken += 1

@@ -24,7 +24,7 @@ from helm_oracle import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from upgrade_guard.load import yaml_reader
+from upgrade_guard.load import yaml_reader, yaml_scalars
 from upgrade_guard.load.fast_yaml import read_fast
 
 WORDS = [
@@ -163,12 +163,12 @@ def _mutate(text: str, draw: Any) -> str:
 @settings(max_examples=800, deadline=None, suppress_health_check=list(HealthCheck))
 @given(documents())
 def test_fast_path_reads_as_faithful_path(data: bytes) -> None:
-    fast = read_fast(data, yaml_reader.MAX_DEPTH, yaml_reader.plain_differs)
+    fast = read_fast(data, yaml_scalars.MAX_DEPTH, yaml_scalars.plain_differs)
     if fast is None:
         return
     try:
         faithful = list(yaml_reader.read_documents_faithful(data))
-    except yaml_reader.YamlError as error:
+    except yaml_scalars.YamlError as error:
         raise AssertionError(f"fast path read what libyaml refuses ({error}):\n{data!r}") from None
     assert [line for line, _ in fast] == [line for line, _ in faithful], data
     for (_, ours), (_, theirs) in zip(fast, faithful, strict=True):
@@ -205,10 +205,10 @@ def test_both_paths_read_as_helm_does() -> None:
     wrong = []
     for index, data in enumerate(drawn):
         expected = theirs[str(index)]
-        fast = read_fast(data, yaml_reader.MAX_DEPTH, yaml_reader.plain_differs)
+        fast = read_fast(data, yaml_scalars.MAX_DEPTH, yaml_scalars.plain_differs)
         try:
             faithful: Any = list(yaml_reader.read_documents_faithful(data))
-        except yaml_reader.YamlError:
+        except yaml_scalars.YamlError:
             continue  # refused: failing closed (and the fast path must then decline)
         for path, read in (("faithful", faithful), ("fast", fast)):
             if read is None or len(read) != 1 or not isinstance(read[0][1], dict):

@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 from helm_oracle import HelmError, first_difference, read_with_helm, require_helm
 
-from upgrade_guard.load import yaml_reader
+from upgrade_guard.load import yaml_reader, yaml_scalars
 from upgrade_guard.load.fast_yaml import read_fast
-from upgrade_guard.load.yaml_reader import YamlError, read_documents
+from upgrade_guard.load.yaml_reader import read_documents
+from upgrade_guard.load.yaml_scalars import YamlError
 
 ERROR = object()
 
@@ -192,7 +193,7 @@ def test_reads_as_kubernetes_does(text: str, expected: Any) -> None:
 
 @pytest.mark.parametrize(("text", "expected"), TABLE, ids=_ids())
 def test_fast_path_agrees_with_faithful_path(text: str, expected: Any) -> None:
-    fast = read_fast(text.encode(), yaml_reader.MAX_DEPTH, yaml_reader.plain_differs)
+    fast = read_fast(text.encode(), yaml_scalars.MAX_DEPTH, yaml_scalars.plain_differs)
     try:
         faithful: Any = list(yaml_reader.read_documents_faithful(text.encode()))
     except YamlError:

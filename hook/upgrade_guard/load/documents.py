@@ -12,7 +12,8 @@ from typing import Any, BinaryIO
 
 from upgrade_guard.crd import Source
 from upgrade_guard.load.json_reader import JsonError, read_stream, starts_as_json
-from upgrade_guard.load.yaml_reader import MAX_DEPTH, YamlError, read_documents
+from upgrade_guard.load.yaml_reader import read_documents
+from upgrade_guard.load.yaml_scalars import MAX_DEPTH, YamlError
 
 DEFAULT_MAX_BYTES = 512 * 1024 * 1024
 STDIN = "-"

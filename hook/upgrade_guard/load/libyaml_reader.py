@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from yaml.cyaml import CParser  # type: ignore[attr-defined]
 
-from upgrade_guard.load.yaml_reader import (
+from upgrade_guard.load.yaml_scalars import (
     MAX_DEPTH,
     MAX_EXPANDED_NODES,
     YamlError,

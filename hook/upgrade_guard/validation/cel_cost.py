@@ -25,16 +25,13 @@ claimed either way.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from . import cel_ast, cel_source
 from .cel_ast import Expr
-
-if TYPE_CHECKING:
-    from .cel_reads import Site
 
 PER_EXPRESSION_LIMIT = 10_000_000  # StaticEstimatedCostLimit
 PER_CRD_LIMIT = 100_000_000  # StaticEstimatedCRDCostLimit
@@ -1616,7 +1613,24 @@ def estimated(rule: Any, decl: Decl) -> Estimated | None:
     return Estimated(rule_cost, estimate(message, decl, optional, STRING))
 
 
-def budget_problems(sites: list[Site], estimates: list[list[Estimated | None]]) -> list[OverBudget]:
+class Site(Protocol):
+    """What the budgets read of a schema node holding rules (``cel_reads.Site``)."""
+
+    @property
+    def parts(self) -> tuple[str, ...]: ...
+    @property
+    def node(self) -> Mapping[str, Any]: ...
+    @property
+    def rules(self) -> list[Any]: ...
+    @property
+    def resource_root(self) -> bool: ...
+    @property
+    def cardinality(self) -> int | None: ...
+
+
+def budget_problems(
+    sites: Sequence[Site], estimates: list[list[Estimated | None]]
+) -> list[OverBudget]:
     """What the apiserver refuses a version's schema for by estimated cost, in its words;
     ``estimates``: each site's rules' (:func:`estimated`; none where CEL gives its node no
     type: the apiserver refuses those rules uncosted)."""

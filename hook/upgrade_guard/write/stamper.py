@@ -39,7 +39,8 @@ import yaml
 from yaml.cyaml import CParser  # type: ignore[attr-defined]
 
 from upgrade_guard.load import libyaml_reader
-from upgrade_guard.load.yaml_reader import YamlError, read_documents
+from upgrade_guard.load.yaml_reader import read_documents
+from upgrade_guard.load.yaml_scalars import YamlError
 from upgrade_guard.manifests import ADMISSION_GROUP, WEBHOOK_KINDS
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*\Z")
