@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from crd_builders import crd, field_crd
+from crd_builders import crd, field_crd, spec_schema, version
 from upgrade_guard.commands import options
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,6 +77,40 @@ def test_kube_version_turns_ratcheted_errors_into_warnings(tmp_path: Path) -> No
     result = run("diff", old, new, "--kube-version", "v1.31.2", "--output", "json")
     assert result.returncode == 0
     assert json.loads(result.stdout)["findings"][0]["severity"] == "warning"
+
+
+WEBHOOK = {
+    "strategy": "Webhook",
+    "webhook": {
+        "conversionReviewVersions": ["v1"],
+        "clientConfig": {"service": {"name": "conversion", "namespace": "operator"}},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    ("served", "exit_code"),
+    [
+        pytest.param(["v1"], 0, id="one version: safe"),
+        pytest.param(["v1alpha1", "v1"], 1, id="two versions whose schemas differ: refused"),
+    ],
+)
+def test_conversion_webhook_dropped_is_refused_only_where_schemas_differ(
+    tmp_path: Path, served: list[str], exit_code: int
+) -> None:
+    """Webhook to None rewrites apiVersion only: harmless where objects meet one schema."""
+    versions = [
+        version(name, schema=spec_schema(**{name: {"type": "string"}}), storage=name == "v1")
+        for name in served
+    ]
+    old = write(tmp_path / "old.yaml", crd(*versions, conversion=WEBHOOK))
+    new = write(tmp_path / "new.yaml", crd(*versions, conversion={"strategy": "None"}))
+    result = run("diff", old, new, "--output", "json")
+    assert result.returncode == exit_code, result.stdout + result.stderr
+    findings = json.loads(result.stdout)["findings"]
+    assert [(f["code"], f["severity"]) for f in findings] == [
+        ("UG108", "info" if exit_code == 0 else "error")
+    ]
 
 
 DEEP = "a:\n" + "".join("  " * i + "  b:\n" for i in range(300)) + "  " * 300 + "  c: 1\n"

@@ -56,20 +56,6 @@ SINGLE_CRD_CASES = [
     pytest.param(BASE, names(categories=["all"]), set(), id="categories added: not flagged"),
     pytest.param(
         BASE,
-        spec(
-            conversion={
-                "strategy": "Webhook",
-                "webhook": {
-                    "conversionReviewVersions": ["v1"],
-                    "clientConfig": {"url": "https://x"},
-                },
-            }
-        ),
-        {("UG108", None)},
-        id="conversion None to Webhook: flagged",
-    ),
-    pytest.param(
-        BASE,
         spec(conversion={"strategy": "None"}),
         set(),
         id="conversion None written out: not flagged",
@@ -163,6 +149,105 @@ STORAGE_MOVES = [
 def test_storage_move(old: dict[str, Any], new: dict[str, Any], expected: set[Any]) -> None:
     """Kubernetes' deprecation rule 4b: storage advances to a version already served."""
     assert {(f.code, str(f.severity)) for f in compare(old, new).findings} == expected
+
+
+WEBHOOK = {
+    "strategy": "Webhook",
+    "webhook": {"conversionReviewVersions": ["v1"], "clientConfig": {"url": "https://x"}},
+}
+NONE = {"strategy": "None"}
+SAME = spec_schema(field={"type": "string"})
+DOCUMENTED = spec_schema(field={"type": "string", "description": "a field"})
+WIDER = spec_schema(field={"type": "string"}, extra={"type": "string"})
+
+
+def pair(first: dict[str, Any], second: dict[str, Any], **extra: Any) -> list[dict[str, Any]]:
+    """v1alpha1 with the first schema beside v1, the storage version, with the second."""
+    return [
+        version("v1alpha1", schema=first, storage=False, **extra),
+        version("v1", schema=second),
+    ]
+
+
+CONVERSION_CHANGES = [
+    pytest.param(
+        crd(conversion=WEBHOOK),
+        crd(conversion=NONE),
+        {("UG108", "info")},
+        id="to None, one version: info",
+    ),
+    pytest.param(
+        crd(*pair(SAME, SAME), conversion=WEBHOOK),
+        crd(*pair(SAME, SAME), conversion=NONE),
+        {("UG108", "info")},
+        id="to None, two served versions with one schema: info",
+    ),
+    pytest.param(
+        crd(*pair(SAME, SAME), conversion=WEBHOOK),
+        crd(*pair(DOCUMENTED, SAME), conversion=NONE),
+        {("UG108", "info")},
+        id="to None, two served versions differing in descriptions only: info",
+    ),
+    pytest.param(
+        crd(*pair(SAME, WIDER), conversion=WEBHOOK),
+        crd(*pair(SAME, WIDER), conversion=NONE),
+        {("UG108", "error")},
+        id="to None, two served versions whose schemas differ: flagged",
+    ),
+    pytest.param(
+        crd(*pair(SAME, WIDER, served=False), conversion=WEBHOOK),
+        crd(*pair(SAME, WIDER, served=False), conversion=NONE),
+        {("UG108", "info")},
+        id="to None, a differing version neither served nor stored: info",
+    ),
+    pytest.param(
+        crd(*pair(SAME, WIDER, served=False), conversion=WEBHOOK, stored=["v1alpha1", "v1"]),
+        crd(*pair(SAME, WIDER, served=False), conversion=NONE),
+        {("UG108", "error")},
+        id="to None, objects stored at a version whose schema differs: flagged",
+    ),
+    pytest.param(
+        crd(conversion=NONE),
+        crd(conversion=WEBHOOK),
+        {("UG108", "info")},
+        id="to Webhook, one version: info",
+    ),
+    pytest.param(
+        crd(*pair(SAME, SAME, served=False), conversion=NONE),
+        crd(*pair(SAME, SAME, served=False), conversion=WEBHOOK),
+        {("UG108", "info")},
+        id="to Webhook, the storage version served alone: info",
+    ),
+    pytest.param(
+        crd(*pair(SAME, SAME), conversion=NONE),
+        crd(*pair(SAME, SAME), conversion=WEBHOOK),
+        {("UG108", "error")},
+        id="to Webhook, a second version served: flagged",
+    ),
+    pytest.param(
+        crd(*pair(SAME, SAME, served=False), conversion=NONE, stored=["v1alpha1", "v1"]),
+        crd(*pair(SAME, SAME, served=False), conversion=WEBHOOK),
+        {("UG108", "error")},
+        id="to Webhook, objects stored at another version: flagged",
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "expected"), CONVERSION_CHANGES)
+def test_conversion_strategy_change(
+    old: dict[str, Any], new: dict[str, Any], expected: set[Any]
+) -> None:
+    """Harm where reads change (to None across differing schemas) or depend on the webhook
+    (to Webhook with reads across versions); any other switch is info."""
+    found = compare(old, new).findings
+    assert {(f.code, str(f.severity)) for f in found} == expected
+    assert all(f.path is None and f.version is None for f in found)
+
+
+def test_conversion_to_none_names_the_versions_and_where_their_schemas_differ() -> None:
+    old, new = crd(*pair(SAME, WIDER), conversion=WEBHOOK), crd(*pair(SAME, WIDER), conversion=NONE)
+    [finding] = compare(old, new).findings
+    assert "v1alpha1 and v1 (at spec.extra)" in finding.message
 
 
 def test_served_versions_that_disagree_under_conversion_none_are_flagged_once_new() -> None:
