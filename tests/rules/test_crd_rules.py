@@ -169,84 +169,83 @@ def pair(first: dict[str, Any], second: dict[str, Any], **extra: Any) -> list[di
     ]
 
 
+def to_none(
+    versions: list[dict[str, Any]],
+    stored: list[str] | None = None,
+    after: list[dict[str, Any]] | None = None,
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The CRD under Webhook (objects stored as given), and with strategy None and the
+    versions after (the same by default)."""
+    return crd(*versions, conversion=WEBHOOK, stored=stored), crd(
+        *(after or versions), conversion=NONE
+    )
+
+
+def to_webhook(
+    versions: list[dict[str, Any]], stored: list[str] | None = None
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    return crd(*versions, conversion=NONE, stored=stored), crd(*versions, conversion=WEBHOOK)
+
+
+ONE = [version()]
+STORED_BOTH = ["v1alpha1", "v1"]
+
 CONVERSION_CHANGES = [
+    pytest.param(*to_none(ONE), "info", id="to None, one version: info"),
     pytest.param(
-        crd(conversion=WEBHOOK),
-        crd(conversion=NONE),
-        {("UG108", "info")},
-        id="to None, one version: info",
+        *to_none(pair(SAME, SAME)), "info", id="to None, two served versions, one schema: info"
     ),
     pytest.param(
-        crd(*pair(SAME, SAME), conversion=WEBHOOK),
-        crd(*pair(SAME, SAME), conversion=NONE),
-        {("UG108", "info")},
-        id="to None, two served versions with one schema: info",
-    ),
-    pytest.param(
-        crd(*pair(SAME, SAME), conversion=WEBHOOK),
-        crd(*pair(DOCUMENTED, SAME), conversion=NONE),
-        {("UG108", "info")},
+        *to_none(pair(SAME, SAME), after=pair(DOCUMENTED, SAME)),
+        "info",
         id="to None, two served versions differing in descriptions only: info",
     ),
     pytest.param(
-        crd(*pair(SAME, WIDER), conversion=WEBHOOK),
-        crd(*pair(SAME, WIDER), conversion=NONE),
-        {("UG108", "error")},
+        *to_none(pair(SAME, WIDER)),
+        "error",
         id="to None, two served versions whose schemas differ: flagged",
     ),
     pytest.param(
-        crd(*pair(SAME, WIDER, served=False), conversion=WEBHOOK),
-        crd(*pair(SAME, WIDER, served=False), conversion=NONE),
-        {("UG108", "info")},
+        *to_none(pair(SAME, WIDER, served=False)),
+        "info",
         id="to None, a differing version neither served nor stored: info",
     ),
     pytest.param(
-        crd(*pair(SAME, WIDER, served=False), conversion=WEBHOOK, stored=["v1alpha1", "v1"]),
-        crd(*pair(SAME, WIDER, served=False), conversion=NONE),
-        {("UG108", "error")},
+        *to_none(pair(SAME, WIDER, served=False), STORED_BOTH),
+        "error",
         id="to None, objects stored at a version whose schema differs: flagged",
     ),
+    pytest.param(*to_webhook(ONE), "info", id="to Webhook, one version: info"),
     pytest.param(
-        crd(conversion=NONE),
-        crd(conversion=WEBHOOK),
-        {("UG108", "info")},
-        id="to Webhook, one version: info",
-    ),
-    pytest.param(
-        crd(*pair(SAME, SAME, served=False), conversion=NONE),
-        crd(*pair(SAME, SAME, served=False), conversion=WEBHOOK),
-        {("UG108", "info")},
+        *to_webhook(pair(SAME, SAME, served=False)),
+        "info",
         id="to Webhook, the storage version served alone: info",
     ),
     pytest.param(
-        crd(*pair(SAME, SAME), conversion=NONE),
-        crd(*pair(SAME, SAME), conversion=WEBHOOK),
-        {("UG108", "error")},
-        id="to Webhook, a second version served: flagged",
+        *to_webhook(pair(SAME, SAME)), "error", id="to Webhook, a second version served: flagged"
     ),
     pytest.param(
-        crd(*pair(SAME, SAME, served=False), conversion=NONE, stored=["v1alpha1", "v1"]),
-        crd(*pair(SAME, SAME, served=False), conversion=WEBHOOK),
-        {("UG108", "error")},
+        *to_webhook(pair(SAME, SAME, served=False), STORED_BOTH),
+        "error",
         id="to Webhook, objects stored at another version: flagged",
     ),
 ]
 
 
-@pytest.mark.parametrize(("old", "new", "expected"), CONVERSION_CHANGES)
+@pytest.mark.parametrize(("old", "new", "severity"), CONVERSION_CHANGES)
 def test_conversion_strategy_change(
-    old: dict[str, Any], new: dict[str, Any], expected: set[Any]
+    old: dict[str, Any], new: dict[str, Any], severity: str
 ) -> None:
     """Harm where reads change (to None across differing schemas) or depend on the webhook
     (to Webhook with reads across versions); any other switch is info."""
     found = compare(old, new).findings
-    assert {(f.code, str(f.severity)) for f in found} == expected
-    assert all(f.path is None and f.version is None for f in found)
+    assert {(f.code, f.version, f.path, str(f.severity)) for f in found} == {
+        ("UG108", None, None, severity)
+    }
 
 
 def test_conversion_to_none_names_the_versions_and_where_their_schemas_differ() -> None:
-    old, new = crd(*pair(SAME, WIDER), conversion=WEBHOOK), crd(*pair(SAME, WIDER), conversion=NONE)
-    [finding] = compare(old, new).findings
+    [finding] = compare(*to_none(pair(SAME, WIDER))).findings
     assert "v1alpha1 and v1 (at spec.extra)" in finding.message
 
 
