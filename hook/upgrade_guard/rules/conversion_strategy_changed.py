@@ -1,18 +1,19 @@
 """UG108 conversion-strategy-changed
 
-What it flags: spec.conversion.strategy changed (None and Webhook) in a way that changes what
-objects read back or what reading them depends on. The versions objects meet are the new
-CRD's served versions and the versions either side records as stored (status.storedVersions,
-the storage version).
+What it flags: spec.conversion.strategy changed (None and Webhook) where the switch changes
+what objects meet at another version, or what reaching it depends on. The versions objects
+meet are the new CRD's served versions and the versions either side records as stored
+(status.storedVersions, the storage version).
 
-Why it matters: to None, an object written or stored at one of those versions and read at
-another is converted by rewriting apiVersion only, then pruned and defaulted by the schema of
-the version read: where two of them have schemas that differ (documentation aside), objects
-read back changed. The finding names each such pair and the first path where their schemas
-differ. To Webhook, every read and write that crosses versions (a served version other than
-the storage version, objects stored at another version) now calls a webhook that must be
-running before the CRD changes. Webhook client settings (service, caBundle) are not
-compared: they say where the webhook runs, not what is stored.
+Why it matters: to None, an object written or stored at one of those versions and read or
+written at another is converted by rewriting apiVersion only, then pruned, defaulted and
+validated by the other version's schema alone: where two of them have schemas that differ
+(documentation aside), objects written at one read back changed at the other, or are
+refused there on their next write. The finding names each such pair and the first path
+where their schemas differ. To Webhook, every read and write that crosses versions (a
+served version other than the storage version, objects stored at another version) now calls
+a webhook that must be running before the CRD changes. Webhook client settings (service,
+caBundle) are not compared: they say where the webhook runs, not what is stored.
 
 Allowed: the same strategy on both sides. A switch that changes nothing stored or read is
 info: to None where the versions objects meet have the same schema (or there is one), to
@@ -49,8 +50,8 @@ def compare(pair: CrdPair) -> Iterator[Change]:
             yield Change(
                 None,
                 f"{changed}, which converts by rewriting apiVersion only, while the schemas of"
-                f" {listed(differing)} differ: objects written at one read back at the other"
-                " pruned and defaulted by its schema",
+                f" {listed(differing)} differ: an object written at one is pruned, defaulted and"
+                " validated by the other's schema alone when read or written there",
                 before,
                 after,
             )
