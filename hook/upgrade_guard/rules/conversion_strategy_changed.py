@@ -8,9 +8,9 @@ meet are the new CRD's served versions and the versions either side records as s
 Why it matters: to None, an object written or stored at one of those versions and read or
 written at another is converted by rewriting apiVersion only, then pruned, defaulted and
 validated by the other version's schema alone: where two of them have schemas that differ
-(documentation aside), objects written at one read back changed at the other, or are
-refused there on their next write. The finding names each such pair and the first path
-where their schemas differ. To Webhook, every read and write that crosses versions (a
+(documentation aside), objects written at one read back changed at the other, or fail its
+validation there. The finding names each such pair and the first path where their schemas
+differ. To Webhook, every read and write that crosses versions (a
 served version other than the storage version, objects stored at another version) now calls
 a webhook that must be running before the CRD changes. Webhook client settings (service,
 caBundle) are not compared: they say where the webhook runs, not what is stored.
