@@ -30,7 +30,7 @@ from typing import Any
 import pytest
 
 from testenv import Cluster, CRDTrial
-from testenv.kube import wait_for
+from testenv.kube import KubeError, wait_for
 from testenv.truth import (
     Claim,
     Scenario,
@@ -1476,6 +1476,119 @@ def test_storage_move_rollback(
         assert trial.get("written-as-v1", version="v1")["spec"] == PLAIN
     else:
         rollback.expect_refused('status.storedVersions[1]: Invalid value: "v1"')
+
+
+# Nothing listens on the discard port of loopback: every call of the webhook fails.
+_UNREACHABLE_WEBHOOK = {
+    "strategy": "Webhook",
+    "webhook": {
+        "conversionReviewVersions": ["v1"],
+        "clientConfig": {"url": "https://127.0.0.1:9/convert"},
+    },
+}
+
+
+def _two_versions(plural: str, alpha: dict[str, Any], conversion: dict[str, Any]) -> Any:
+    """v1 stores and declares spec.extra; v1alpha1 is served beside it with schema alpha."""
+    body = crd_body(
+        plural,
+        [
+            version_entry("v1alpha1", alpha, storage=False),
+            version_entry("v1", root_schema({"extra": STR})),
+        ],
+    )
+    body["spec"]["conversion"] = conversion
+    return body
+
+
+@pytest.mark.parametrize(
+    ("alpha", "severity"),
+    [
+        pytest.param(root_schema({"extra": STR}), Severity.INFO, id="ug108-to-none-one-schema"),
+        pytest.param(root_schema(), Severity.ERROR, id="ug108-to-none-schemas-differ"),
+    ],
+)
+def test_conversion_webhook_dropped(
+    cluster: Cluster, alpha: dict[str, Any], severity: Severity
+) -> None:
+    """UG108 to None, on the real apiserver: an object stored as v1 under the webhook is read
+    as v1alpha1 once the strategy is None. Under Webhook that read calls the webhook (here,
+    nothing answers, so it fails); under None it succeeds by rewriting apiVersion, and the
+    object reads back as written where the schemas agree, pruned where v1alpha1 does not
+    declare spec.extra."""
+    namespace = f"conversion-{secrets.token_hex(3)}"
+    plural = f"conversion{secrets.token_hex(3)}s"
+    old = _two_versions(plural, alpha, _UNREACHABLE_WEBHOOK)
+    new = _two_versions(plural, alpha, {"strategy": "None"})
+    trial = CRDTrial(cluster.admin, namespace)
+    trial.apply_crd(old).expect_allowed()
+    written = {"touch": "t0", "extra": "kept"}
+    trial.create({"metadata": {"name": "written-as-v1"}, "spec": written}).expect_allowed()
+    with pytest.raises(KubeError, match="conversion webhook"):
+        trial.get("written-as-v1", version="v1alpha1")
+    live = {**old, "status": {"storedVersions": trial.stored_versions()}}
+    trial.apply_crd(new).expect_allowed()
+    read = wait_for(  # the handler swaps converters asynchronously
+        lambda: trial.get("written-as-v1", version="v1alpha1"),
+        timeout=20,
+        what="v1alpha1 read without the webhook",
+    )
+    expected = written if severity is Severity.INFO else {"touch": "t0"}
+    assert read["spec"] == expected
+    name = old["metadata"]["name"]
+    outcome = engine.compare_crds({name: Crd(live)}, {name: Crd(new)}, kube_version=KUBE_VERSION)
+    assert {(f.code, f.severity) for f in outcome.findings} == {("UG108", severity)}
+
+
+@pytest.mark.parametrize(
+    ("alpha_served", "severity"),
+    [
+        pytest.param(False, Severity.INFO, id="ug108-to-webhook-storage-version-alone"),
+        pytest.param(True, Severity.ERROR, id="ug108-to-webhook-second-version-served"),
+    ],
+)
+def test_conversion_webhook_adopted(
+    cluster: Cluster, alpha_served: bool, severity: Severity
+) -> None:
+    """UG108 to Webhook, on the real apiserver, with no webhook running: reads and writes of
+    the storage version keep working; a read of another served version fails."""
+    namespace = f"conversion-{secrets.token_hex(3)}"
+    plural = f"conversion{secrets.token_hex(3)}s"
+    schema = root_schema({"extra": STR})
+
+    def crd(conversion: dict[str, Any]) -> Any:
+        body = _two_versions(plural, schema, conversion)
+        body["spec"]["versions"][0]["served"] = alpha_served
+        return body
+
+    old, new = crd({"strategy": "None"}), crd(_UNREACHABLE_WEBHOOK)
+    trial = CRDTrial(cluster.admin, namespace)
+    trial.apply_crd(old).expect_allowed()
+    trial.create({"metadata": {"name": "before"}, "spec": PLAIN}).expect_allowed()
+    live = {**old, "status": {"storedVersions": trial.stored_versions()}}
+    trial.apply_crd(new).expect_allowed()
+    if alpha_served:
+        failed = wait_for(  # the handler swaps converters asynchronously
+            lambda: _read_refused(trial, "before", "v1alpha1"),
+            timeout=20,
+            what="v1alpha1 read through the webhook",
+        )
+        assert "conversion webhook" in failed
+    trial.create({"metadata": {"name": "after"}, "spec": PLAIN}).expect_allowed()
+    assert trial.get("before")["spec"] == PLAIN
+    trial.update("before", lambda o: o["spec"].update(touch="t1")).expect_allowed()
+    name = old["metadata"]["name"]
+    outcome = engine.compare_crds({name: Crd(live)}, {name: Crd(new)}, kube_version=KUBE_VERSION)
+    assert {(f.code, f.severity) for f in outcome.findings} == {("UG108", severity)}
+
+
+def _read_refused(trial: CRDTrial, name: str, version: str) -> str | None:
+    """The apiserver's message where reading the object at version fails, else None."""
+    try:
+        trial.get(name, version=version)
+    except KubeError as err:
+        return err.message
+    return None
 
 
 def _bound_in_second_version(served_before: bool) -> tuple[Any, Any]:
