@@ -275,6 +275,21 @@ def test_chart_and_image_must_belong_together(cluster: Cluster, namespace: str,
     assert paired.code == 3, paired
 
 
+def test_a_stale_image_hides_no_other_refusal(cluster: Cluster, namespace: str,
+                                              tmp_path: Path) -> None:  # fmt: skip
+    """Every check runs in one pass: the image refusal and the schema's are reported together."""
+    table = tmp_path / "images.yaml"
+    table.write_text(yaml.safe_dump({"images": {"1.0.0": {"controller-state-version": 2}}}))
+    group = new_group()
+    apply(cluster, widget_crd(group, {"a": STRING, "b": STRING}))
+    chart = widget_crd(group, {"a": STRING})
+    account = guard_account(cluster, namespace, [chart])
+    run = run_hook(account, [chart], tmp_path, "--counter", "controller-state-version=3",
+                   "--image-table", str(table), "--controller-image", "ex/op:1.0.0")  # fmt: skip
+    assert run.code == 1 and run.codes() == {"UG602", "UG201"}, run
+    assert "read 1 live of 1 chart CRDs" in run.stdout, run
+
+
 def test_state_newer_than_the_release_reads(cluster: Cluster, namespace: str,
                                              tmp_path: Path) -> None:  # fmt: skip
     group = new_group()

@@ -58,8 +58,9 @@ def test_an_unloadable_kubeconfig_is_exit_3(tmp_path: Path) -> None:
 def test_the_policy_sets_the_hook_checks_severity(
     tmp_path: Path, severity: str, exit_code: int
 ) -> None:
-    """A stale image refuses by default (exit 1, before any cluster read); the policy can make
-    it a warning, and then the hook goes on to the cluster (here: none, exit 3)."""
+    """A stale image refuses by default (exit 1, even where the cluster cannot be read: here
+    there is none, and the report says what was checked); the policy can make it a warning,
+    and then a cluster that cannot be read is exit 3."""
     crds = Path(__file__).parents[2] / "chart-snippets" / "example-operator" / "crds" / "2.0.0"
     table = tmp_path / "images.yaml"
     table.write_text('images: {"1.0.0": {controller-state-version: 2}}\n')
@@ -71,10 +72,13 @@ def test_the_policy_sets_the_hook_checks_severity(
     assert done.returncode == exit_code, done.stdout + done.stderr
     if severity == "error":
         assert "UG602" in done.stdout
+        assert "only the chart and its images were checked: cannot load cluster" in (done.stdout), (
+            done.stdout
+        )
 
 
 def test_several_controller_images_each_its_slot(tmp_path: Path) -> None:
-    """Every slot's image is checked before any cluster read: the stale webhook refuses
+    """Every slot's image is checked, with or without a cluster: the stale webhook refuses
     (exit 1) naming its slot and the command that pins the paired tag; a slot given twice is
     bad input."""
     crds = Path(__file__).parents[2] / "chart-snippets" / "example-operator" / "crds" / "2.0.0"

@@ -400,6 +400,8 @@ def report(request: pipeline.Request, reach: Reach, api: Api) -> ExitCode:
     if isinstance(result, pipeline.Undecided):
         return _cannot_decide(result.code, result.message, reach.fail_open, reach.log)
     footer = ""
+    if result.unread:
+        footer = f"only the chart and its images were checked: {result.unread}"
     if result.read:
         took = f"{result.read}; {time.monotonic() - reach.started:.1f}s"
         footer = "\n".join([*result.way_out, took])

@@ -7,8 +7,10 @@ cluster session and returns the verdict, in the order docs/hook.md gives:
    the roles and webhook configurations, the objects of the CRDs Helm would delete;
 4. the engine, the hook's checks and the evidence from stored objects, judged once.
 
-Bad input raises LoadError or PolicyError (exit 2); what the cluster could not answer is
-``Undecided`` (exit 3), unless the chart and its images already refuse. Nothing here prints,
+Every check runs in the one pass, so a refusal of the images hides none of the others. Bad
+input raises LoadError or PolicyError (exit 2); what the cluster could not answer is
+``Undecided`` (exit 3), unless the chart and its images already refuse: then that refusal
+is the verdict, with what could not be read. Nothing here prints,
 exits or knows the command line: the command and the Helm plugin build a ``Request`` and
 report what ``run`` returns.
 """
@@ -126,14 +128,15 @@ class Request:
 @dataclass(frozen=True)
 class Judged:
     """The verdict: the outcome, the operation it names, the chart CRDs checked, what was
-    read (empty when the chart and its images refused before the cluster was read) and the
-    way out of a refused rollback."""
+    read and the way out of a refused rollback; or, where the chart and its images refuse
+    and the cluster could not be read, that refusal and why the rest is ``unread``."""
 
     outcome: Outcome
     operation: str
     checked: int
     read: str = ""
     way_out: tuple[str, ...] = ()
+    unread: str = ""
 
 
 @dataclass(frozen=True)
@@ -150,8 +153,8 @@ def run(request: Request, api: Api) -> Judged | Undecided:
 
     prepared = request.prepared
     chosen, subject, admin = prepared.policy, prepared.subject, prepared.admin
-    # Before the cluster is read only the pairing of chart and images can refuse; the
-    # schemas are not compared yet, so no declared break or acceptance is used or unused.
+    # The verdict where the cluster cannot be read: the pairing of chart and images alone,
+    # no schema compared, so no declared break or acceptance is used or unused.
     paired = judge(hook_checks.changes(subject), replace(chosen, declared_breaks=()), admin)
     unused = acceptance_unused.RULE.code
     paired = replace(paired, findings=tuple(f for f in paired.findings if f.code != unused))
@@ -159,7 +162,7 @@ def run(request: Request, api: Api) -> Judged | Undecided:
         operation = _operation(api, request.release)
     except ClusterError as error:
         if not paired.safe:
-            return Judged(paired, request.phase, len(prepared.bundled or {}))
+            return Judged(paired, request.phase, len(prepared.bundled or {}), unread=str(error))
         return Undecided(str(error))
     named = f"pre-{operation.pending.operation}" if operation else request.phase
     # The CRDs this release applies: the pending record's under Helm, else the bundle's.
@@ -184,8 +187,6 @@ def run(request: Request, api: Api) -> Judged | Undecided:
             " so the guard may read what Helm would delete"
         )
     replaced_controllers = _controllers_of(current)
-    if not paired.safe:
-        return Judged(paired, named, len(chart))
     try:
         cluster = _read_cluster(api, [*chart, *dropped], wanted, chosen)
         live_crds = {n: c for n, c in cluster.crds.items() if n in chart}
@@ -225,6 +226,8 @@ def run(request: Request, api: Api) -> Judged | Undecided:
         subject = replace(subject, carried=gathered.carried)
         outcome = gathered.applied(judge(hook_checks.changes(subject, compared), chosen, judged))
     except ClusterError as error:
+        if not paired.safe:
+            return Judged(paired, named, len(chart), unread=str(error))
         return Undecided(str(error))
     major, minor = cluster.server_version
     read = (
