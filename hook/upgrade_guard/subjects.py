@@ -117,10 +117,12 @@ class Carried:
 
 @dataclass(frozen=True)
 class Stored:
-    """How many objects a CRD stores, and the first few names (never their data)."""
+    """How many objects a CRD stores, and the first few names (never their data); ``unread``
+    says why they could not be counted (a missing permission), when they could not."""
 
     count: int
     names: tuple[str, ...]
+    unread: str = ""
 
 
 @dataclass(frozen=True)

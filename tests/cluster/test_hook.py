@@ -418,15 +418,33 @@ def release_record(namespace: str, revision: int, status: str, crds: list[JSON])
             "data": {"release": base64.b64encode(helm.encode()).decode()}}  # fmt: skip
 
 
-@pytest.mark.parametrize("listed_dropped", [False, True], ids=["unlisted", "listed"])
-def test_a_crd_the_release_stops_applying_must_be_listed_to_be_judged(
-    cluster: Cluster, namespace: str, tmp_path: Path, listed_dropped: bool
+DROPPED_READS = [
+    # (id, the dropped CRD listed in Chart.yaml, its objects listable, what UG608 says of them)
+    ("listed", True, True, "the 1 object(s) stored in it ({ns}/w)"),
+    ("unlisted", False, False, "which the guard could not count: this release's guard may not"
+     " read the CRD, which Chart.yaml's upgrade-guard.io/crds does not list"),
+    ("listed, no list right", True, False, "which the guard could not count: forbidden: the"
+     " credentials may not list widgets.{group}; grant `list` on widgets.{group}"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("listed", "listable", "said"),
+    [c[1:] for c in DROPPED_READS],
+    ids=[c[0] for c in DROPPED_READS],
+)
+def test_a_crd_the_release_stops_applying_is_judged_whatever_the_guard_may_read(
+    cluster: Cluster, namespace: str, tmp_path: Path, listed: bool, listable: bool, said: str
 ) -> None:
-    """Helm deletes a CRD the replaced release applied and this one does not. The hook may
-    read only the CRDs Chart.yaml lists: one it cannot read is bad input (exit 2, naming it
-    and the annotation), never a pass; listed, it is read and judged (UG608)."""
+    """Helm deletes a CRD the replaced release applied and this one does not. The hook counts
+    its objects where it may; where it may not read the CRD (a rollback to a chart older than
+    the CRD does not list it) or list its objects, it refuses all the same, saying why they
+    were not counted: never bad input (Helm would leave a rollback pending), never a pass."""
     kept, dropped = widget_crd(new_group(), {"a": STRING}), widget_crd(new_group(), {"a": STRING})
     apply(cluster, kept, dropped)
+    from test_hook_evidence import store
+
+    store(cluster, namespace, dropped, {"w": {"a": "x"}})
     for revision, status, crds in (
         (1, "deployed", [kept, dropped]),
         (2, "pending-upgrade", [kept]),
@@ -435,14 +453,14 @@ def test_a_crd_the_release_stops_applying_must_be_listed_to_be_judged(
             f"/api/v1/namespaces/{namespace}/secrets",
             release_record(namespace, revision, status, crds),
         )
-    names = [c["metadata"]["name"] for c in ([kept, dropped] if listed_dropped else [kept])]
+    names = [c["metadata"]["name"] for c in ([kept, dropped] if listed else [kept])]
     records = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"],
                "resourceNames": [f"sh.helm.release.v1.rel.v{n}" for n in range(1, 34)]}  # fmt: skip
     account = cluster.make_service_account(
         namespace, [records],
         cluster_rules=[{**CRD_RESOURCE, "verbs": ["get"], "resourceNames": names},
                        *({"apiGroups": [c["spec"]["group"]], "resources": ["widgets"],
-                          "verbs": ["list"]} for c in (kept, dropped))],
+                          "verbs": ["list"]} for c in ([kept, dropped] if listable else [kept]))],
     )  # fmt: skip
     crd_names = tmp_path / "crd-names"
     crd_names.write_text("\n".join(names) + "\n")
@@ -453,11 +471,8 @@ def test_a_crd_the_release_stops_applying_must_be_listed_to_be_judged(
         capture_output=True, text=True, timeout=120, check=False,
     )  # fmt: skip
     run = HookRun(done.returncode, done.stdout, done.stderr, "", 0)
-    dropped_name = dropped["metadata"]["name"]
-    if listed_dropped:
-        assert run.code == 1 and run.codes() == {"UG608"}, run
-        assert dropped_name in run.stdout, run
-    else:
-        assert run.code == 2, run
-        assert dropped_name in run.stderr and "upgrade-guard.io/crds" in run.stderr, run
+    assert run.code == 1 and run.codes() == {"UG608"}, run
+    assert dropped["metadata"]["name"] in run.stdout, run
+    said = said.format(ns=namespace, group=dropped["spec"]["group"])
+    assert said in " ".join(run.stdout.split()), run
     assert "Traceback" not in run.stderr, run

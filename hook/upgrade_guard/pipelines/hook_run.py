@@ -61,6 +61,11 @@ if TYPE_CHECKING:
     from upgrade_guard.cluster.client import Api
 
 DEFAULT_EVIDENCE_LIMIT = 10_000
+_UNLISTED = (
+    "this release's guard may not read the CRD, which Chart.yaml's upgrade-guard.io/crds does"
+    " not list (a release older than the CRD lists none of them); it is judged live, as the"
+    " release Helm replaces applied it"
+)
 CHART_ANNOTATION_PREFIX = "upgrade-guard.io/"  # the library's, on Chart.yaml
 SHOWN_STORED = 5  # object names a deletion finding shows
 # The live objects the hook reads by name besides CRDs, by resource: their API group.
@@ -179,19 +184,20 @@ def run(request: Request, api: Api) -> Judged | Undecided:
     )  # fmt: skip
     counter_keys = _counter_keys(chosen)
     wanted = live_wanted(contracts, counter_keys, prepared.readable)
-    unreadable = sorted(set(dropped) - prepared.listed) if prepared.listed is not None else []
-    if current and unreadable:
-        raise LoadError(
-            f"release {current.chart} applies {', '.join(unreadable)}, which this release"
-            " does not and Chart.yaml's upgrade-guard.io/crds does not list: list it there,"
-            " so the guard may read what Helm would delete"
-        )
+    # A CRD the chart does not list, its guard may not read: judged from the replaced
+    # record (a rollback to a chart older than the CRD is the common case), never bad input.
+    unlisted = set(dropped) - prepared.listed if prepared.listed is not None else set()
     replaced_controllers = _controllers_of(current)
     try:
-        cluster = _read_cluster(api, [*chart, *dropped], wanted, chosen)
+        readable = [name for name in dropped if name not in unlisted]
+        cluster = _read_cluster(api, [*chart, *readable], wanted, chosen)
         live_crds = {n: c for n, c in cluster.crds.items() if n in chart}
-        gone = {name: cluster.crds.get(name) for name in dropped}
+        gone = {name: cluster.crds.get(name) for name in readable}
         stored = _count_stored(api, {n: c for n, c in gone.items() if c is not None})
+        if current and unlisted:
+            applied = current.crds(normalize=True)
+            gone |= {name: applied[name] for name in sorted(unlisted)}
+            stored |= {name: Stored(0, (), _UNLISTED) for name in unlisted}
         described = f"release {current.chart} (revision {current.revision})" if current else ""
         subject = replace(
             subject,
@@ -361,7 +367,9 @@ def _adopted(record: Record | None) -> bool:
 
 
 def _count_stored(api: Api, crds: Mapping[str, Crd]) -> dict[str, Stored]:
-    """How many objects each live CRD stores, and the first few names."""
+    """How many objects each live CRD stores, and the first few names; where they cannot
+    be listed, why (the other CRDs are counted all the same)."""
+    from upgrade_guard.cluster.client import ClusterError
     from upgrade_guard.cluster.release_records import stored_names
 
     counted: dict[str, Stored] = {}
@@ -370,7 +378,10 @@ def _count_stored(api: Api, crds: Mapping[str, Crd]) -> dict[str, Stored]:
         if version is None:
             continue
         group, plural = str(crd.spec.get("group", "")), str(crd.names.get("plural", ""))
-        counted[name] = Stored(*stored_names(api, group, version, plural, SHOWN_STORED))
+        try:
+            counted[name] = Stored(*stored_names(api, group, version, plural, SHOWN_STORED))
+        except ClusterError as error:
+            counted[name] = Stored(0, (), str(error))
     return counted
 
 

@@ -3,7 +3,10 @@
 What it flags: a CRD the release being replaced applied and this release does not (dropped
 from the chart, or switched off by a value such as cert-manager's `crds.enabled=false`), that
 is live without `helm.sh/resource-policy: keep`. Helm deletes it after the hook passes, and
-the apiserver deletes every object stored in it; the finding counts them (names only).
+the apiserver deletes every object stored in it; the finding counts them (names only). Where
+the guard may not read them (a missing `list`, or a rollback to a chart that predates the CRD
+and so does not let its guard read it), the finding stays an error and says why they were not
+counted: the guard never passes what it could not look at.
 
 Why it matters: the objects are gone for good, with no error from Helm.
 
@@ -30,13 +33,16 @@ def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
         held = subject.stored.get(name, Stored(0, ()))
         more = ", ..." if held.count > len(held.names) else ""
         shown = f" ({', '.join(held.names)}{more})" if held.names else ""
+        deleted = f"the {held.count} object(s) stored in it{shown}"
+        if held.unread:
+            deleted = f"every object stored in it, which the guard could not count: {held.unread}"
         yield (
             name,
             Change(
                 None,
                 f"{subject.replaced} applies this CRD and this release does not: Helm deletes"
-                f" it, and with it the {held.count} object(s) stored in it{shown}",
-                old=held.count,
+                f" it, and with it {deleted}",
+                old=None if held.unread else held.count,
             ),
         )
 
