@@ -83,7 +83,6 @@ _SEVERITY_WORDS: dict[str, Severity | None] = {
     "info": Severity.INFO,
     "ignore": None,
 }
-COUNTER_RULES = ("monotonic", "equal-when-unchanged")
 
 
 POLICY_SCHEMA = policy_schema()

@@ -316,7 +316,7 @@ class Counter:
     """A contract counter stamped on every CRD as an annotation, and the rule it follows."""
 
     name: str
-    rule: str  # one of COUNTER_RULES
+    rule: str  # "monotonic" or "equal-when-unchanged"
     annotation: str
     files: tuple[str, ...] = ()
     paired_with_image: bool = False

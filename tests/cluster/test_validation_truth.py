@@ -4,10 +4,11 @@ Hypothesis (seeded, a bounded number of cases, each a CRD pair with a batch of o
 draws ``spec`` schemas, edits that break stored objects (including CEL rules from
 ../shared/corpus) and objects. For each case: apply the old CRD, CREATE every object (the
 apiserver decides which are stored; the validator must agree), apply the new CRD, then per
-stored object GET it (pruning, defaulting), CREATE a copy (dry run), write ``/status``,
-UPDATE it touching only a label, and UPDATE it with the edited field changed. The
-validator (:mod:`upgrade_guard.validation.judge`) must predict every answer: accepted or
-refused, and the object a GET returns.
+stored object GET it (pruning, defaulting), CREATE a copy (dry run), write it to
+``/status`` as read (the write the hook's evidence judges), UPDATE it touching only a
+label, and UPDATE it with the edited field changed. The validator
+(:mod:`upgrade_guard.validation.judge`) must predict every answer: accepted or refused, and
+the object a GET returns.
 
 ``UG_DIFFERENTIAL_CASES`` (default 300) and ``UG_DIFFERENTIAL_SECONDS`` (default 300: no
 new case starts after that) bound the run; ``UG_DIFFERENTIAL_SEED`` picks the cases;
@@ -249,12 +250,8 @@ def _observe_writes(
     tally.compare(case, "CREATE copy", new_judge.create(copy_body), ok, message, got)
 
     got = trial.get(name)
-    status_body = copy.deepcopy(got)
-    status_body.setdefault("status", {})["note"] = "written"
-    ok, message, _ = _write(lambda: kube.replace(trial.path(None, name) + "/status", status_body))
-    tally.compare(
-        case, "UPDATE /status", new_judge.status_update(status_body, got), ok, message, got
-    )
+    ok, message, _ = _write(lambda: kube.replace(trial.path(None, name) + "/status", got))
+    tally.compare(case, "UPDATE /status", new_judge.judge(got).status, ok, message, got)
 
     got = trial.get(name)
     touched = copy.deepcopy(got)

@@ -329,14 +329,6 @@ def spec_digest(spec: Mapping[str, Any]) -> str:
     return PREFIX + hashlib.sha256(encoded).hexdigest()
 
 
-def is_digest(text: str) -> bool:
-    return (
-        len(text) == len(PREFIX) + 64
-        and text.startswith(PREFIX)
-        and all(c in "0123456789abcdef" for c in text[len(PREFIX) :])
-    )
-
-
 def files_digest(contents: Mapping[str, bytes]) -> str:
     """One digest of a set of files: each path with the SHA-256 of its bytes, in path order."""
     listing = "".join(

@@ -36,7 +36,6 @@ class Attempt:
 
     violations: tuple[Violation, ...] = ()
     not_evaluated: tuple[NotEvaluated, ...] = ()
-    rules_skipped: bool = False  # blocking errors kept CEL rules from running
 
     @property
     def refused(self) -> bool:
@@ -96,14 +95,6 @@ class Judge:
         self._forget()
         return self._update(self.read(body), old)
 
-    def status_update(self, body: dict[str, Any], old: dict[str, Any]) -> Attempt:
-        self._forget()
-        written = self.read(body)
-        obj = {k: v for k, v in old.items() if k != "status"}
-        if "status" in written:
-            obj["status"] = written["status"]
-        return self._status_update(obj, old)
-
     def _create(self, obj: dict[str, Any]) -> Attempt:
         found = self.openapi.validate(obj, self.schema, "")
         found += embedded.violations(obj, self.schema, memo=self._embedded)
@@ -143,7 +134,7 @@ class Judge:
         unchecked = list(self.openapi.unchecked)
         self.openapi.unchecked.clear()
         if any(v.check in _BLOCKING or v.detail == "Required value" for v in found):
-            return Attempt(tuple(sorted(found)), tuple(sorted(unchecked)), rules_skipped=True)
+            return Attempt(tuple(sorted(found)), tuple(sorted(unchecked)))  # CEL rules not run
         outcome = self.rules.evaluate(obj, old, correlation)
         return Attempt(
             tuple(sorted(found + outcome.violations)),

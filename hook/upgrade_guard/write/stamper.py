@@ -20,7 +20,7 @@ untouched. What cannot be edited safely (a block scalar value, an aliased or anc
 ``metadata``/``annotations``, a CRD inside a ``List``) is refused with StampError, never
 guessed at. After editing, the result is read back and checked.
 
-Pure: ``stamp_text`` maps text to text; ``stamp_files`` and ``write_file`` are the file edge.
+Pure: ``stamp_text`` maps text to text; ``write_file`` is the file edge.
 It lives in load/ because it reads YAML (libyaml events), the one layer allowed to.
 """
 
@@ -44,7 +44,6 @@ from upgrade_guard.load.yaml_scalars import YamlError
 from upgrade_guard.manifests import ADMISSION_GROUP, WEBHOOK_KINDS
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*\Z")
-_SUFFIXES = (".yaml", ".yml", ".json")
 
 
 class StampError(ValueError):
@@ -555,16 +554,6 @@ def stamp_text(text: str, wanted: Mapping[str, Mapping[str, str]], where: str = 
 
 
 # ---------------------------------------------------------------- file edge
-
-
-def stamp_files(root: str) -> list[Path]:
-    """The files stamp looks at under root (a file or a directory), sorted."""
-    path = Path(root)
-    if path.is_file():
-        return [path]
-    if path.is_dir():
-        return sorted(p for p in path.rglob("*") if p.suffix in _SUFFIXES and p.is_file())
-    raise FileNotFoundError(root)
 
 
 def write_file(path: Path, text: str) -> None:
