@@ -1,159 +1,31 @@
 """Every rule and check, registered once, ordered by code: what `rules` lists, `explain`
-documents and the policy's `rules:` overrides."""
+documents and the policy's `rules:` overrides. Each module of this package but ``kinds``
+defines one ``RULE``; the registry is what they define, found by listing the package."""
 
 from __future__ import annotations
 
+import importlib
+import os
 from typing import TypeVar
 
-from upgrade_guard.rules import (
-    acceptance_unused,
-    already_applied,
-    bound_tightened,
-    break_within_version,
-    combinator_changed,
-    condition_reason_removed,
-    condition_type_no_longer_declared,
-    condition_type_removed,
-    conversion_strategy_changed,
-    counter_bumped_without_change,
-    counter_changed_without_bump,
-    counter_decreased,
-    counter_missing,
-    crd_deleted,
-    crd_removed,
-    declared_break_unused,
-    default_added,
-    default_changed,
-    deprecation_window_short,
-    embedded_resource_changed,
-    enum_restricted,
-    finalizer_no_longer_handled,
-    finalizer_removed_without_migration,
-    first_adoption,
-    first_adoption_not_one,
-    format_changed,
-    identity_changed,
-    image_mismatch,
-    image_unknown,
-    int_or_string_removed,
-    lifecycle_declaration_unused,
-    list_type_changed,
-    map_type_changed,
-    multiple_of_changed,
-    nullable_removed,
-    pattern_changed,
-    preserve_unknown_fields_removed,
-    property_removed,
-    removed_while_served,
-    removed_without_migration,
-    replaced_by_less_stable,
-    required_added,
-    required_added_with_default,
-    role_permission_removed,
-    scale_subresource_changed,
-    schema_below_live,
-    schema_bumped_without_change,
-    schema_changed_without_bump,
-    schema_digest_stale,
-    schema_version_collision,
-    schema_version_missing,
-    schema_version_rolled_back,
-    schema_versions_disagree,
-    scope_changed,
-    selectable_field_removed,
-    served_version_removed,
-    served_versions_incompatible,
-    short_names_removed,
-    state_below_written,
-    status_subresource_removed,
-    storage_before_served,
-    storage_version_changed,
-    stored_version_removed,
-    type_changed,
-    unclassified_change,
-    unserved_without_deprecation,
-    validation_rule_added,
-    webhook_counter_below_live,
-)
 from upgrade_guard.rules.kinds import Rule
 
 Kind = TypeVar("Kind", bound=Rule)
+_NOT_RULES = frozenset({"__init__", "kinds"})
 
-ALL_RULES: tuple[Rule, ...] = tuple(
-    sorted(
-        (
-            crd_removed.RULE,
-            identity_changed.RULE,
-            scope_changed.RULE,
-            stored_version_removed.RULE,
-            served_version_removed.RULE,
-            storage_version_changed.RULE,
-            short_names_removed.RULE,
-            conversion_strategy_changed.RULE,
-            status_subresource_removed.RULE,
-            served_versions_incompatible.RULE,
-            selectable_field_removed.RULE,
-            scale_subresource_changed.RULE,
-            property_removed.RULE,
-            required_added.RULE,
-            required_added_with_default.RULE,
-            type_changed.RULE,
-            nullable_removed.RULE,
-            int_or_string_removed.RULE,
-            enum_restricted.RULE,
-            bound_tightened.RULE,
-            multiple_of_changed.RULE,
-            format_changed.RULE,
-            pattern_changed.RULE,
-            default_added.RULE,
-            default_changed.RULE,
-            validation_rule_added.RULE,
-            list_type_changed.RULE,
-            map_type_changed.RULE,
-            preserve_unknown_fields_removed.RULE,
-            embedded_resource_changed.RULE,
-            combinator_changed.RULE,
-            unclassified_change.RULE,
-            declared_break_unused.RULE,
-            acceptance_unused.RULE,
-            schema_version_missing.RULE,
-            schema_versions_disagree.RULE,
-            schema_digest_stale.RULE,
-            schema_changed_without_bump.RULE,
-            schema_bumped_without_change.RULE,
-            schema_version_rolled_back.RULE,
-            first_adoption_not_one.RULE,
-            counter_missing.RULE,
-            counter_decreased.RULE,
-            counter_changed_without_bump.RULE,
-            counter_bumped_without_change.RULE,
-            finalizer_removed_without_migration.RULE,
-            condition_type_removed.RULE,
-            condition_reason_removed.RULE,
-            break_within_version.RULE,
-            lifecycle_declaration_unused.RULE,
-            deprecation_window_short.RULE,
-            removed_while_served.RULE,
-            removed_without_migration.RULE,
-            replaced_by_less_stable.RULE,
-            storage_before_served.RULE,
-            unserved_without_deprecation.RULE,
-            image_unknown.RULE,
-            image_mismatch.RULE,
-            schema_below_live.RULE,
-            schema_version_collision.RULE,
-            state_below_written.RULE,
-            first_adoption.RULE,
-            already_applied.RULE,
-            crd_deleted.RULE,
-            role_permission_removed.RULE,
-            finalizer_no_longer_handled.RULE,
-            condition_type_no_longer_declared.RULE,
-            webhook_counter_below_live.RULE,
-        ),
-        key=lambda rule: rule.code,
-    )
-)
+
+def _defined() -> list[Rule]:
+    """The RULE of each module of this package (listed with os: pkgutil would be an import
+    more at start-up)."""
+    found: list[Rule] = []
+    for entry in sorted(os.listdir(__path__[0])):
+        module, suffix = os.path.splitext(entry)
+        if suffix == ".py" and module.isidentifier() and module not in _NOT_RULES:
+            found.append(importlib.import_module(f"{__name__}.{module}").RULE)
+    return found
+
+
+ALL_RULES: tuple[Rule, ...] = tuple(sorted(_defined(), key=lambda rule: rule.code))
 BY_CODE: dict[str, Rule] = {rule.code: rule for rule in ALL_RULES}
 BY_NAME: dict[str, Rule] = {rule.name: rule for rule in ALL_RULES}
 
