@@ -17,6 +17,18 @@ class Severity(enum.IntEnum):
         return self.name.lower()
 
 
+class Harm(enum.Enum):
+    """What a rule's finding does to a stored object that holds what the finding points at,
+    under the new schema: what the hook's evidence looks for in each stored object."""
+
+    # no stored value decides it: the CRD itself, merges, a required field its default
+    # fills, counters, the cluster
+    NONE = "none"
+    REFUSED_ON_WRITE = "refused on write"  # a CREATE is refused (an UPDATE, unless ratcheted)
+    CHANGED_ON_READ = "changed on read"  # it reads back changed: pruned, nulls dropped, defaulted
+    BOTH = "both"
+
+
 class ExitCode(enum.IntEnum):
     SAFE = 0
     REFUSED = 1

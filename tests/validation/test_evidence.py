@@ -6,19 +6,24 @@ from typing import Any
 
 import pytest
 
-from upgrade_guard import engine, judging
+from upgrade_guard import engine, judging, rules
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.findings import Finding, Harm, Outcome, Severity
 from upgrade_guard.judging import Changes
 from upgrade_guard.policy import DEFAULT_POLICY
+from upgrade_guard.rules.kinds import PropertyRule, Rule
 from upgrade_guard.subjects import HookSubject
 from upgrade_guard.validation import evidence, judge
 
 STR: dict[str, Any] = {"type": "string"}
 
 
+def spec_of(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties}
+
+
 def schema(spec: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": {"spec": {"type": "object", "properties": spec}}}
+    return spec_of({"spec": spec_of(spec)})
 
 
 def obj(name: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -34,12 +39,21 @@ def finding(code: str, path: str, severity: Severity = Severity.ERROR, *notes: s
     return Finding(code, "rule", severity, "things.g.io", "v1", path, "message", notes=notes)
 
 
+def harm(found: Finding) -> Harm:
+    return rules.BY_CODE[found.code].harm
+
+
+def target(found: Finding) -> evidence.Target:
+    return evidence.Target(found.path, harm(found))
+
+
 def judged(new: dict[str, Any], found: Finding, objects: list[dict[str, Any]]) -> Finding:
-    collected = evidence.VersionEvidence(judge.Judge(schema(new), (1, 35)), [found])
+    collected = evidence.VersionEvidence(judge.Judge(schema(new), (1, 35)), [target(found)])
     for item in objects:
         collected.add(item)
     return evidence.classify(
         found,
+        harm(found),
         collected.tallies.get(0),
         collected.checked,
         complete=True,
@@ -137,12 +151,12 @@ def test_classification(
     if found.code == "UG202":
         spec["required"] = ["owner"]
         new_schema = {"type": "object", "properties": {"spec": spec}}
-        collected = evidence.VersionEvidence(judge.Judge(new_schema, (1, 35)), [found])
+        collected = evidence.VersionEvidence(judge.Judge(new_schema, (1, 35)), [target(found)])
         for item in objects:
             collected.add(item)
         result = evidence.classify(
-            found, collected.tallies.get(0), collected.checked, complete=True, strict=False,
-            kind="things",
+            found, harm(found), collected.tallies.get(0), collected.checked, complete=True,
+            strict=False, kind="things",
         )  # fmt: skip
     else:
         result = judged(new, found, objects)
@@ -153,7 +167,7 @@ def test_classification(
 def test_strict_keeps_the_error() -> None:
     found = finding("UG207", "spec.mode")
     result = evidence.classify(
-        found, evidence.Tally(), 4, complete=True, strict=True, kind="things"
+        found, harm(found), evidence.Tally(), 4, complete=True, strict=True, kind="things"
     )
     assert result.severity is Severity.ERROR
     assert result.notes[-1].endswith("(4 checked) (strict policy: still an error)")
@@ -162,7 +176,7 @@ def test_strict_keeps_the_error() -> None:
 def test_limit_reached_is_not_checkable() -> None:
     found = finding("UG207", "spec.mode")
     result = evidence.classify(
-        found, evidence.Tally(), 500, complete=False, strict=False, kind="things"
+        found, harm(found), evidence.Tally(), 500, complete=False, strict=False, kind="things"
     )
     assert result.severity is Severity.ERROR
     assert "not checkable: stopped at the limit of 500 things" in result.notes[-1]
@@ -196,6 +210,25 @@ def things(spec: dict[str, Any]) -> Crd:
     return Crd({"metadata": {"name": "things.g.io"}, "spec": {"names": {"plural": "things"},
                 "versions": [{"name": "v1", "served": True, "storage": True,
                              "schema": {"openAPIV3Schema": schema_}}]}})  # fmt: skip
+
+
+def things_of(spec: dict[str, Any]) -> Crd:
+    """A CRD things.g.io whose one version's spec schema is ``spec``."""
+    root = {"type": "object", "properties": {"spec": spec}}
+    return Crd(
+        {
+            "metadata": {"name": "things.g.io"},
+            "spec": {
+                "group": "g.io",
+                "names": {"plural": "things", "kind": "Thing"},
+                "scope": "Namespaced",
+                "versions": [
+                    {"name": "v1", "served": True, "storage": True,
+                     "schema": {"openAPIV3Schema": root}},
+                ],
+            },
+        }
+    )  # fmt: skip
 
 
 def with_evidence(changes: Changes, chart: Crd, live: Crd, stored: list[dict[str, Any]]) -> Outcome:
@@ -232,7 +265,7 @@ def test_a_write_failing_where_only_an_excused_finding_points_is_where_no_findin
     size = {"size": {"type": "integer", "maximum": 3}}
     collected = evidence.VersionEvidence(
         judge.Judge(things({"mode": STR, **size}).schema_of("v1"), (1, 35)),
-        [evidence.Target("UG207", "spec.mode"), evidence.Target("UG219", "spec")],
+        [target(finding("UG207", "spec.mode")), target(finding("UG219", "spec"))],
     )
     collected.add(obj("a", {"mode": "Full", "size": 9}))
     collected.add(obj("b", {"mode": "Full", "size": 1}))
@@ -249,21 +282,7 @@ def test_fields_declared_where_unknown_fields_were_kept_are_judged_by_the_stored
     loose = {**keeps, "nullable": True}
 
     def crd(spec: dict[str, Any]) -> Crd:
-        root = {"type": "object", "properties": {"spec": {"type": "object", **keeps, **spec}}}
-        return Crd(
-            {
-                "metadata": {"name": "things.g.io"},
-                "spec": {
-                    "group": "g.io",
-                    "names": {"plural": "things", "kind": "Thing"},
-                    "scope": "Namespaced",
-                    "versions": [
-                        {"name": "v1", "served": True, "storage": True,
-                         "schema": {"openAPIV3Schema": root}},
-                    ],
-                },
-            }
-        )  # fmt: skip
+        return things_of({"type": "object", **keeps, **spec})
 
     old = crd({})
     new = crd(
@@ -301,3 +320,54 @@ def test_fields_declared_where_unknown_fields_were_kept_are_judged_by_the_stored
         ("UG207", "spec.color"): (Severity.WARNING,
                                   "evidence: no stored object affected (4 checked)"),
     }  # fmt: skip
+
+
+def test_only_schema_node_rules_have_a_harm() -> None:
+    """Evidence matches objects with a finding's schema path: only a schema node rule's
+    finding has one pointing into objects."""
+    harmful = [rule for rule in rules.ALL_RULES if rule.harm is not Harm.NONE]
+    assert harmful and all(isinstance(rule, PropertyRule) for rule in harmful)
+
+
+@pytest.mark.parametrize(
+    "rule", [r for r in rules.ALL_RULES if r.harm is not Harm.NONE], ids=lambda r: r.code
+)
+def test_a_confirmed_finding_says_its_rules_harm(rule: Rule) -> None:
+    found = finding(rule.code, "spec.mode")
+    tally = evidence.Tally(affected=1, names=["ns/a"])
+    result = evidence.classify(
+        found, rule.harm, tally, 1, complete=True, strict=False, kind="things"
+    )
+    read_back = result.notes[-1].endswith("; they read back changed")
+    assert read_back is (rule.harm is Harm.CHANGED_ON_READ)
+
+
+def test_evidence_counts_each_rules_harm_and_none_where_it_has_none() -> None:
+    """An embedded resource turned on (UG217, both) is confirmed by an object refused on
+    CREATE and by one that reads back changed; a map-type change (UG215, none: no stored
+    value decides it) gets no evidence."""
+    keeps = {"type": "object", "x-kubernetes-preserve-unknown-fields": True}
+    old = things_of(spec_of({"t": keeps, "m": {**keeps, "x-kubernetes-map-type": "granular"}}))
+    new = things_of(
+        spec_of(
+            {
+                "t": {**keeps, "x-kubernetes-embedded-resource": True},
+                "m": {**keeps, "x-kubernetes-map-type": "atomic"},
+            }
+        )
+    )
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}}
+    stored = [
+        obj("kindless", {"t": {"name": "p"}}),
+        obj("pruned", {"t": {**pod, "metadata": {"name": "p", "unknown": "x"}}}),
+        obj("pod", {"t": pod}),
+    ]
+    changes = engine.changes_between({old.name: old}, {new.name: new}, DEFAULT_POLICY)
+    found = with_evidence(changes, new, old, stored)
+    said = {(f.code, f.path): f.notes[-1] if f.notes else None for f in found.findings}
+    assert rules.BY_CODE["UG217"].harm is Harm.BOTH
+    assert rules.BY_CODE["UG215"].harm is Harm.NONE
+    assert said[("UG217", "spec.t")].startswith(
+        "evidence: 2 of 3 things affected: ns/kindless, ns/pruned"
+    )
+    assert not (said[("UG215", "spec.m")] or "").startswith("evidence:")

@@ -22,6 +22,7 @@ from upgrade_guard.judging import ACCEPTED
 from upgrade_guard.report import grouping
 from upgrade_guard.report.grouping import Group
 from upgrade_guard.report.json_report import summary
+from upgrade_guard.rules import acceptance_unused
 
 TERMINATION_LIMIT = 4096
 # The log's bound: Helm prints it as one line, and 4096 bytes is about one screen of a
@@ -107,7 +108,7 @@ def verdict_line(outcome: Outcome, phase: str, checked: int) -> str:
 def _tail(finding: Finding, chart_version: str | None, places: int = 1) -> list[str]:
     if finding.refuses:
         lines = [f"  now: {way_out(finding)}", f"  chart author: {author_fix(finding)}"]
-        if finding.code != "UG903":
+        if finding.code != acceptance_unused.RULE.code:
             each = f" (one entry per place: {places})" if places > 1 else ""
             lines.append(f"  accept: {accept_entry(finding, chart_version)}{each}")
         return lines

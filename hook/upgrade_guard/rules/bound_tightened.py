@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Severity
+from upgrade_guard.findings import Change, Harm, Severity
 from upgrade_guard.rules.kinds import PropertyRule
 from upgrade_guard.schema import Location, Node
 
@@ -92,4 +92,5 @@ RULE = PropertyRule(
         | set(_LOWER_COUNTS)
         | set(_UPPER_COUNTS)
     ),
+    harm=Harm.REFUSED_ON_WRITE,
 )

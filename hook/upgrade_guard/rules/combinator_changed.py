@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Severity
+from upgrade_guard.findings import Change, Harm, Severity
 from upgrade_guard.rules.kinds import PropertyRule
 
 # The anyOf an x-kubernetes-int-or-string node may carry (controller-gen writes it): it
@@ -64,4 +64,5 @@ RULE = PropertyRule(
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset(schema.JUNCTORS),
+    harm=Harm.REFUSED_ON_WRITE,
 )

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Severity
+from upgrade_guard.findings import Change, Harm, Severity
 from upgrade_guard.rules.kinds import PropertyRule
 
 
@@ -35,4 +35,5 @@ RULE = PropertyRule(
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"default"}),
+    harm=Harm.CHANGED_ON_READ,
 )

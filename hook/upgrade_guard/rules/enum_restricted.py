@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Severity
+from upgrade_guard.findings import Change, Harm, Severity
 from upgrade_guard.rules.kinds import PropertyRule
 
 
@@ -45,4 +45,5 @@ RULE = PropertyRule(
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"enum"}),
+    harm=Harm.REFUSED_ON_WRITE,
 )

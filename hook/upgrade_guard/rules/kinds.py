@@ -14,11 +14,11 @@ alike.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import ClassVar, Generic, TypeVar
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Severity
+from upgrade_guard.findings import Change, Harm, Severity
 from upgrade_guard.lifecycle.timeline import LifecycleViolation, ReleaseHistory
 from upgrade_guard.subjects import (
     CrdPair,
@@ -59,6 +59,9 @@ class Rule:
     # field on the objects named, or accept it; declare it or keep the live schema).
     way_out: str = ""
     author: str = ""
+    # What a finding does to the stored objects holding what it points at; the hook judges
+    # stored objects for the findings of the rules with a harm (schema node rules only).
+    harm: Harm = Harm.NONE
     # Whether a declared break can excuse its findings: those of the schema comparison can;
     # verify-history's, the hook's and the lifecycle's checks have ways out of their own.
     excusable: ClassVar[bool] = True
@@ -101,6 +104,7 @@ class PropertyRule(Rule):
 
     compare: Callable[[schema.Location], Iterable[Change]]
     handles: frozenset[str]
+    harm: Harm = field()  # required here: each says it, NONE included
     covers_subtree: bool = False
 
 

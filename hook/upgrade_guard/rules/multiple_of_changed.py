@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Severity
+from upgrade_guard.findings import Change, Harm, Severity
 from upgrade_guard.rules.kinds import PropertyRule
 from upgrade_guard.schema import Location
 
@@ -41,4 +41,5 @@ RULE = PropertyRule(
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"multipleOf"}),
+    harm=Harm.REFUSED_ON_WRITE,
 )

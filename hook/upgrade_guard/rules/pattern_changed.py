@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Severity
+from upgrade_guard.findings import Change, Harm, Severity
 from upgrade_guard.rules.kinds import PropertyRule
 from upgrade_guard.schema import Location
 
@@ -36,4 +36,5 @@ RULE = PropertyRule(
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"pattern"}),
+    harm=Harm.REFUSED_ON_WRITE,
 )

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Severity
+from upgrade_guard.findings import Change, Harm, Severity
 from upgrade_guard.rules.kinds import PropertyRule
 from upgrade_guard.schema import Location
 
@@ -47,4 +47,5 @@ RULE = PropertyRule(
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"x-kubernetes-preserve-unknown-fields"}),
+    harm=Harm.CHANGED_ON_READ,
 )

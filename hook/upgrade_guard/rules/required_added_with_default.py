@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from upgrade_guard import schema
-from upgrade_guard.findings import Change, Severity
+from upgrade_guard.findings import Change, Harm, Severity
 from upgrade_guard.rules.kinds import PropertyRule
 
 
@@ -32,4 +32,5 @@ RULE = PropertyRule(
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"required"}),
+    harm=Harm.NONE,
 )

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.findings import Change, Severity
+from upgrade_guard.findings import Change, Harm, Severity
 from upgrade_guard.rules.kinds import PropertyRule
 from upgrade_guard.schema import Location, Node
 
@@ -53,5 +53,6 @@ RULE = PropertyRule(
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"type", "x-kubernetes-int-or-string"}),
+    harm=Harm.REFUSED_ON_WRITE,
     covers_subtree=True,
 )

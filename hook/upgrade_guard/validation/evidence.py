@@ -1,4 +1,6 @@
-"""Evidence from stored objects for the findings that depend on data.
+"""Evidence from stored objects for the findings that depend on data: those of the rules
+with a harm (``Rule.harm``: what they do to a stored object is refuse it on write, change
+it on read, or both).
 
 A schema diff says what could break; the stored objects say what will. For each CRD
 version with such findings, every stored object (streamed: only counters and a handful of
@@ -24,13 +26,14 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from upgrade_guard import schema
 from upgrade_guard.counters.hook_checks import CarriedTally
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.findings import Finding, Harm, Outcome, Severity
 from upgrade_guard.judging import Changes
+from upgrade_guard.rules import required_added
 from upgrade_guard.subjects import Carried, HookSubject
 
 from . import values
@@ -40,18 +43,6 @@ from .violations import Violation
 if TYPE_CHECKING:  # imported where a schema judges objects: the CEL runtime loads slowly
     from .judge import Judge
 
-# Rules whose harm depends on what objects hold. The others are about the CRD itself
-# (versions, names, scope) or about merges (map-type), which no stored value decides.
-DATA_RULES = frozenset(
-    {
-        *("UG201", "UG202", "UG204", "UG205", "UG206", "UG207", "UG208", "UG209"),
-        *("UG210", "UG211", "UG212", "UG213", "UG214", "UG216", "UG217", "UG218", "UG219"),
-    }
-)
-# Rules whose harm is what objects read back (pruned, nulls dropped, defaulted), never a
-# refusal; the other data rules are refusals, except an embedded resource turned on, both.
-READ_BACK_RULES = frozenset({"UG201", "UG205", "UG212", "UG216", "UG219"})
-_BOTH = frozenset({"UG217"})
 NAMES_SHOWN = 3
 _SEGMENT = re.compile(r'\[\]|\*|\["(?:[^"\\]|\\.)*"\]|[^.\[\]]+')
 
@@ -124,20 +115,16 @@ class Tally:
     read_defaults: int = 0
 
 
-class Pointed(Protocol):
-    """Where a data-dependent change or its finding points: the rule's code and the path."""
-
-    @property
-    def code(self) -> str: ...
-
-    @property
-    def path(self) -> str | None: ...
-
-
 @dataclass(frozen=True)
 class Target:
-    code: str
+    """Where a change whose rule has a harm (``Rule.harm``) points, and what that harm is."""
+
     path: str | None
+    harm: Harm
+
+
+# Where a change or its finding points: the CRD, the version, the rule's code and the path.
+Place = tuple[str, str, str, str | None]
 
 
 @dataclass
@@ -156,7 +143,7 @@ class VersionEvidence:
     point at (``targets``)."""
 
     judge: Judge
-    targets: list[Pointed]
+    targets: list[Target]
     live: Crd | None = None  # the CRD the objects were read with
     checked: int = 0
     tallies: dict[int, Tally] = field(default_factory=dict)
@@ -182,13 +169,13 @@ class VersionEvidence:
             tally.not_evaluated.update(
                 rule for where, rule in unevaluated.items() if _within(where, target)
             )
-            if pointed.code in READ_BACK_RULES:
+            if pointed.harm is Harm.CHANGED_ON_READ:
                 hurt = read
             else:
-                hurt = created | read if pointed.code in _BOTH else created
+                hurt = created | read if pointed.harm is Harm.BOTH else created
             hit = any(_within(where, target) for where in hurt)
             if not hit:
-                if pointed.code in READ_BACK_RULES:
+                if pointed.harm is Harm.CHANGED_ON_READ:
                     tally.read_defaults += any(_within(w, target) for w in read_defaults)
                 continue
             tally.affected += 1
@@ -246,6 +233,7 @@ class VersionEvidence:
 
 def classify(
     finding: Finding,
+    harm: Harm,
     tally: Tally | None,
     checked: int,
     *,
@@ -253,7 +241,8 @@ def classify(
     strict: bool,
     kind: str,
 ) -> Finding:
-    """``finding`` with its evidence: ``complete`` when every stored object was checked."""
+    """``finding``, whose rule does ``harm``, with its evidence: ``complete`` when every
+    stored object was checked."""
     if tally is not None and tally.affected:
         shown = ", ".join(tally.names) + (", ..." if tally.affected > len(tally.names) else "")
         of = f"{checked:,}" if complete else f"the first {checked:,}"
@@ -264,7 +253,7 @@ def classify(
             what += (
                 f"; refused on CREATE and on any change of {_revalidated_on_change(finding)};"
                 " other updates pass by ratcheting"
-                if finding.code not in READ_BACK_RULES
+                if harm is not Harm.CHANGED_ON_READ
                 else "; they read back changed"
             )
         if tally.read_defaults:
@@ -303,7 +292,7 @@ def _revalidated_on_change(finding: Finding) -> str:
     a newly required field the object holding the required list, where the apiserver
     reports a missing field (held to the apiserver by tests/cluster/test_hook_evidence.py)."""
     path = str(finding.path)
-    if finding.code == "UG202":
+    if finding.code == required_added.RULE.code:
         *holder, _ = _SEGMENT.finditer(path)
         if holder:
             return path[: holder[-1].end()]
@@ -354,14 +343,14 @@ class Gathered:
         chart, live = subject.chart, subject.live
         self._strict = strict
         self._kinds: dict[str, str] = {}
-        self._converted: set[tuple[str, str, Target]] = set()
+        self._converted: set[Place] = set()
         self._by_version: dict[str, dict[str, VersionEvidence]] = {}
-        self._indices: dict[tuple[str, str, Target], int] = {}
+        self._indices: dict[Place, int] = {}
         self._listings: dict[str, Listed] = {}
         for item in changes.raw if evidence else ():
             name, version = item.crd, str(item.version)
             if (
-                item.rule.code not in DATA_RULES
+                item.rule.harm is Harm.NONE
                 or name is None
                 or name not in chart
                 or version not in chart[name].versions
@@ -369,13 +358,12 @@ class Gathered:
                 or item.change.excused is not None
             ):
                 continue
-            target = Target(
-                item.rule.code, None if item.path is None else schema.render_path(item.path)
-            )
+            path = None if item.path is None else schema.render_path(item.path)
+            place = (name, version, item.rule.code, path)
             if live[name].conversion_strategy != "None":
-                self._converted.add((name, version, target))
+                self._converted.add(place)
                 continue
-            if (name, version, target) in self._indices:
+            if place in self._indices:
                 continue
             self._kinds[name] = str(live[name].names.get("plural") or name)
             versions = self._by_version.setdefault(name, {})
@@ -387,8 +375,8 @@ class Gathered:
                     Judge(schema_, kube_version), [], live=live[name]
                 )
             targets = versions[version].targets
-            self._indices[name, version, target] = len(targets)
-            targets.append(target)
+            self._indices[place] = len(targets)
+            targets.append(Target(path, item.rule.harm))
         self._tallies = {name: CarriedTally() for name in subject.to_read()}
         self.crds = list(dict.fromkeys([*self._by_version, *self._tallies]))
         self.carried: dict[str, Carried] = {}
@@ -415,9 +403,9 @@ class Gathered:
         pointed: dict[tuple[str, str], set[int]] = {}
         for i, finding in enumerate(findings):
             name, version = finding.crd, str(finding.version)
-            if finding.code not in DATA_RULES or name is None or finding.excused is not None:
+            if name is None or finding.excused is not None:
                 continue
-            place = (name, version, Target(finding.code, finding.path))
+            place = (name, version, finding.code, finding.path)
             if place in self._converted:
                 findings[i] = not_checkable(finding, "objects are converted by a webhook")
                 continue
@@ -433,6 +421,7 @@ class Gathered:
                 continue
             findings[i] = classify(
                 finding,
+                collected.targets[index].harm,
                 collected.tallies.get(index),
                 collected.checked,
                 complete=listing.complete,
