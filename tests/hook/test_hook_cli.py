@@ -170,6 +170,34 @@ def test_the_bundle_is_filtered_to_the_crds_the_release_renders(
     assert problem in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("bundled", "option", "listing", "exit_code"),
+    [
+        (True, "--rendered-crds", "", 3),  # a value switches the CRDs off: judges none
+        (False, "--rendered-crds", "", 2),  # a bundle of none would pass the same way
+        (True, "--crd-names", "backups.example.io\n", 3),
+        (True, "--crd-names", "", 2),  # the hook may read no CRD
+    ],
+    ids=["renders none", "bundles none", "lists one", "lists none"],
+)
+def test_a_bundle_or_listing_of_no_crd_exits_2(
+    tmp_path: Path, bundled: bool, option: str, listing: str, exit_code: int
+) -> None:
+    """Without a release record (Argo CD) the hook must not pass judging no CRD because its
+    inputs hold none: only this release's rendering may leave none to judge."""
+    bundle = tmp_path / "crds.json.gz"
+    bundle.write_bytes(gzip.compress(b'{"kind": "List", "items": []}'))
+    names = tmp_path / "names.txt"
+    names.write_text(listing)
+    crds = str(EXAMPLE_CRDS if bundled else bundle)
+    done, log = hook(tmp_path, "--crds", crds, option, str(names))
+    assert done.returncode == exit_code, done.stderr
+    if exit_code == 2:
+        path = str(names if bundled else bundle)
+        assert path in done.stderr and "Traceback" not in done.stderr, done.stderr
+        assert log.startswith("upgrade-guard BAD INPUT (exit 2)") and path in log
+
+
 def test_without_a_bundle_the_hook_needs_the_release(tmp_path: Path) -> None:
     done, _ = hook(tmp_path, "--namespace", "ns")
     assert done.returncode == 2 and "give --crds, or --release" in done.stderr

@@ -169,9 +169,13 @@ def _bundle(
     if crds is None:
         return None
     chart = crds_from(noting_manifests(load_documents(crds, max_bytes), manifests), normalize=True)
+    if not chart:
+        # Filtered to what this release renders or not, none would pass judging none.
+        raise LoadError(
+            f"{crds}: no CustomResourceDefinitions: give every CRD the chart may apply"
+            " (upgrade-guard pack, from a render with every CRD switch on)"
+        )
     if rendered is None:
-        if not chart:
-            raise LoadError(f"{crds}: no CustomResourceDefinitions")
         return chart
     missing = sorted(rendered - chart.keys())
     if missing:
@@ -339,6 +343,12 @@ def prepare(given: Inputs, chart: Mapping[str, Crd] | None = None) -> pipeline.P
     applies when known before the cluster is read (the plugin's render), else the bundle's."""
     chosen = options.policy_from(given.policy)
     listed = _names(given.crd_names)
+    if listed == set():
+        raise LoadError(
+            f"{given.crd_names}: lists no CRD, and the hook may read only those listed: list"
+            " every CRD a release of the chart may apply (the library lists Chart.yaml's"
+            " upgrade-guard.io/crds)"
+        )
     # Kept as the digest sees them (the apiserver's defaults, no documentation): that is
     # what the checks compare and the evidence judges by, and the documents' own copy,
     # the larger one, is let go at once.
