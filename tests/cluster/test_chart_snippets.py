@@ -195,6 +195,63 @@ def test_the_render_fails_with_the_fix_when_chart_yaml_leaves_a_check_off(
     assert rendered.returncode != 0 and message in rendered.stderr, show(rendered)
 
 
+SWITCHED = "{{- if .Values.installCRDs }}\n%s{{- end }}\n"  # a CRD switch (cert-manager's older)
+NO_TEMPLATES = (
+    "Chart.yaml names no CRD templates: add the annotation upgrade-guard.io/crd-templates"
+)
+
+
+@pytest.mark.parametrize(
+    ("crd_templates", "switch", "rendered", "message"),
+    [
+        pytest.param("crds/backups.yaml", None, "backups.example.io", None, id="the example"),
+        pytest.param(None, None, None, NO_TEMPLATES, id="annotation missing"),
+        pytest.param(" , ", None, None, NO_TEMPLATES, id="annotation empty"),
+        pytest.param("none", None, "", None, id="none on purpose"),
+        pytest.param("backups.yaml", None, None, "Chart.yaml's upgrade-guard.io/crd-templates"
+                     " names backups.yaml, but example-operator has no template"
+                     " templates/backups.yaml", id="no such template"),
+        pytest.param("crds/backups.yaml", "true", "backups.example.io", None, id="switched on"),
+        pytest.param("crds/backups.yaml", "false", "", None, id="switched off"),
+        pytest.param("crds/backups.yaml,deployment.yaml", "true", None, "templates/deployment.yaml,"
+                     " which Chart.yaml's upgrade-guard.io/crd-templates names, renders"
+                     " Deployment and no CRD", id="a template of other kinds"),
+        pytest.param("_helpers.tpl", None, None, "Chart.yaml's upgrade-guard.io/crd-templates"
+                     " names templates/_helpers.tpl, a partial", id="a partial"),
+    ],
+)  # fmt: skip
+def test_the_crd_templates_render_the_crds_or_say_none(
+    helm: ToolRunner, tmp_path: Path, crd_templates: str | None, switch: str | None,
+    rendered: str | None, message: str | None,
+) -> None:  # fmt: skip
+    """Without a release record (Argo CD) the hook judges the CRDs the named templates
+    render: a chart that names none, or a template that is not there or renders other
+    kinds, fails to render with the fix. A template that renders nothing is a value
+    switching the CRDs off (the hook judges none, as asked); `none` says a release applies
+    no CRD on purpose. `rendered`: the library's rendered-crds.txt."""
+    chart = tmp_path / "chart"
+    shutil.copytree(EXAMPLE / "1.0.0", chart)  # follows charts/upgrade-guard's symlink
+    values: tuple[str, ...] = ()
+    if switch is not None:
+        crd = chart / "templates" / "crds" / "backups.yaml"
+        crd.write_text(SWITCHED % crd.read_text())
+        values = ("--set", f"installCRDs={switch}")
+    metadata = yaml.safe_load((chart / "Chart.yaml").read_text())
+    metadata["annotations"].pop("upgrade-guard.io/crd-templates")
+    if crd_templates is not None:
+        metadata["annotations"]["upgrade-guard.io/crd-templates"] = crd_templates
+    (chart / "Chart.yaml").write_text(yaml.safe_dump(metadata))
+    result = helm("template", "rel", str(chart), "--show-only", "templates/upgrade-guard.yaml",
+                  *values)  # fmt: skip
+    if message is not None:
+        assert result.returncode != 0 and message in result.stderr, show(result)
+        return
+    assert result.returncode == 0, show(result)
+    config = next(d for d in yaml.safe_load_all(result.stdout) if d["kind"] == "ConfigMap")
+    assert config["data"]["rendered-crds.txt"] == rendered
+    assert config["data"]["crds.txt"] == "backups.example.io"
+
+
 def test_the_docs_show_the_rbac_the_example_chart_renders(helm: ToolRunner) -> None:
     section = (REPO / "docs/hook.md").read_text().split("## What the hook needs (RBAC)\n", 1)[1]
     block = section.split("```yaml\n", 1)[1].split("```", 1)[0]
@@ -475,7 +532,7 @@ def test_a_bundle_at_packs_limit_fits_the_release_secret_and_half_as_much_again_
         shutil.copytree(EXAMPLE / "1.0.0", chart)  # follows charts/upgrade-guard's symlink
         shutil.rmtree(chart / "templates" / "crds")  # only the bundle's size is at stake
         metadata = yaml.safe_load((chart / "Chart.yaml").read_text())
-        del metadata["annotations"]["upgrade-guard.io/crd-templates"]
+        metadata["annotations"]["upgrade-guard.io/crd-templates"] = "none"
         (chart / "Chart.yaml").write_text(yaml.safe_dump(metadata))
         noise = gzip.compress(os.urandom(size), compresslevel=0)[:size]  # incompressible
         (chart / "upgrade-guard" / "crds.json.gz").write_bytes(noise)

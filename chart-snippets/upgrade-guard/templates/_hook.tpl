@@ -17,7 +17,7 @@ What the guard must know about the chart comes from the chart's own files, where
 `helm upgrade --reuse-values` cannot keep a stale copy: Chart.yaml's annotations
 (upgrade-guard.io/controller-state-version and any other counter the policy pairs with the
 image, upgrade-guard.io/crds: every CRD a release of the chart may apply,
-upgrade-guard.io/crd-templates: the template files that render them, and optionally
+upgrade-guard.io/crd-templates: the template files that render them, or none, and optionally
 upgrade-guard.io/rbac-templates and webhook-templates: those that render the operator's
 ClusterRoles and webhook configurations, which the guard may then get by name), the image
 table, and
@@ -253,8 +253,9 @@ argocd.argoproj.io/hook-delete-policy: BeforeHookCreation
 {{- /* What the chart's own files say, as JSON: its counters (Chart.yaml annotations
 upgrade-guard.io/NAME), the CRDs it lists (upgrade-guard.io/crds) and the names of those its
 CRD templates (upgrade-guard.io/crd-templates, under templates/) render with these values.
-Fails the render, with the fix, when the chart declares no controller-state version or
-renders a CRD it does not list. */ -}}
+Fails the render, with the fix, when the chart declares no controller-state version, names
+no CRD template (or one that is not there or renders other kinds only) or renders a CRD it
+does not list. */ -}}
 {{- define "upgrade-guard.chart" -}}
 {{- $annotations := .Chart.Annotations | default dict -}}
 {{- $key := "upgrade-guard.io/" -}}
@@ -280,22 +281,42 @@ renders a CRD it does not list. */ -}}
 {{- if not $listed -}}
 {{- fail (printf "upgrade-guard: %s's Chart.yaml lists no CRDs: add the annotation %scrds: \"PLURAL.GROUP,...\", every CRD a release of this chart may apply (the hook may read these only)" .Chart.Name $key) -}}
 {{- end -}}
+{{- /* The CRD templates: at least one, or "none" for a release that applies no CRD on
+       purpose (it dropped them all, and lists them so the hook sees Helm delete them). A
+       template that renders nothing is a CRD switch turned off (cert-manager's
+       crds.enabled=false): the library cannot tell it from one that never renders a CRD,
+       since Helm shows a template neither its source nor the values that turn it on. */ -}}
+{{- $crdTemplates := print $key "crd-templates" -}}
+{{- $files := list -}}
+{{- range splitList "," (index $annotations $crdTemplates | default "") -}}
+{{- if trim . }}{{ $files = append $files (trim .) }}{{ end -}}
+{{- end -}}
+{{- if not $files -}}
+{{- fail (printf "upgrade-guard: %s's Chart.yaml names no CRD templates: add the annotation %s: \"FILE,...\", the templates under templates/ that render the CRDs %scrds lists (a release that applies none of them on purpose, having dropped them all, says %s: none)" .Chart.Name $crdTemplates $key $crdTemplates) -}}
+{{- end -}}
+{{- if eq (join "," $files) "none" }}{{ $files = list }}{{ end -}}
 {{- $rendered := list -}}
-{{- range splitList "," (index $annotations (print $key "crd-templates")) -}}
-{{- $file := trim . -}}
-{{- if $file -}}
+{{- range $file := $files -}}
+{{- $others := list -}}
+{{- $crds := list -}}
 {{- /* split as Helm splits a rendered template (pkg/release/util SplitManifests), so "---# comment" after a trimmed action splits too */ -}}
-{{- range regexSplit "(?:^|\\s*\n)---\\s*" (include (printf "%s/%s" $.Template.BasePath $file) $) -1 -}}
+{{- range regexSplit "(?:^|\\s*\n)---\\s*" (include "upgrade-guard.template" (dict "root" $ "annotation" $crdTemplates "file" $file "what" (printf "the CRDs %scrds lists" $key))) -1 -}}
 {{- $document := fromYaml . -}}
-{{- if eq (get $document "kind") "CustomResourceDefinition" -}}
+{{- $kind := get $document "kind" | toString -}}
+{{- if eq $kind "CustomResourceDefinition" -}}
 {{- $crd := get (get $document "metadata" | default dict) "name" -}}
 {{- if not (has $crd $listed) -}}
 {{- fail (printf "upgrade-guard: templates/%s renders the CRD %s, which Chart.yaml's %scrds does not list: add it there (the hook may read only the CRDs listed)" $file $crd $key) -}}
 {{- end -}}
-{{- $rendered = append $rendered $crd -}}
+{{- $crds = append $crds $crd -}}
+{{- else if $kind -}}
+{{- $others = append $others $kind -}}
 {{- end -}}
 {{- end -}}
+{{- if and $others (not $crds) -}}
+{{- fail (printf "upgrade-guard: templates/%s, which Chart.yaml's %s names, renders %s and no CRD: name there only the templates that render the CRDs %scrds lists" $file $crdTemplates ($others | uniq | join ", ") $key) -}}
 {{- end -}}
+{{- $rendered = concat $rendered $crds -}}
 {{- end -}}
 {{- /* The operator's ClusterRoles (upgrade-guard.io/rbac-templates) and webhook
 configurations (upgrade-guard.io/webhook-templates) these values render, by resource: the
@@ -303,11 +324,12 @@ hook compares them with the live ones of the same names, hooks left out as Helm 
 them out of the release. */ -}}
 {{- $live := dict -}}
 {{- $kinds := dict "ClusterRole" "clusterroles" "ValidatingWebhookConfiguration" "validatingwebhookconfigurations" "MutatingWebhookConfiguration" "mutatingwebhookconfigurations" -}}
+{{- $rendering := dict "rbac-templates" "the operator's ClusterRoles and Roles" "webhook-templates" "its webhook configurations" -}}
 {{- range $annotation := list "rbac-templates" "webhook-templates" -}}
 {{- range splitList "," (index $annotations (print $key $annotation) | default "") -}}
 {{- $file := trim . -}}
 {{- if $file -}}
-{{- range regexSplit "(?:^|\\s*\n)---\\s*" (include (printf "%s/%s" $.Template.BasePath $file) $) -1 -}}
+{{- range regexSplit "(?:^|\\s*\n)---\\s*" (include "upgrade-guard.template" (dict "root" $ "annotation" (print $key $annotation) "file" $file "what" (get $rendering $annotation))) -1 -}}
 {{- $document := fromYaml . -}}
 {{- $resource := get $kinds (get $document "kind" | toString) -}}
 {{- $metadata := get $document "metadata" | default dict -}}
@@ -319,4 +341,25 @@ them out of the release. */ -}}
 {{- end -}}
 {{- end -}}
 {{- dict "counters" $counters "crds" ($listed | uniq | sortAlpha) "rendered" ($rendered | uniq | sortAlpha) "live" $live | toJson -}}
+{{- end -}}
+
+
+{{- /* The chart's template FILE (a path under templates/, named by Chart.yaml's ANNOTATION
+to render WHAT) rendered with the release's values. Fails the render, naming the annotation,
+when FILE is a partial or no template of the chart: Helm's own include would fail in Go's
+words. A define whose body is only whitespace takes effect only where no template of that
+name exists (Go's text/template), so that template renders exactly this body when FILE
+names none. */ -}}
+{{- define "upgrade-guard.template" -}}
+{{- $root := .root -}}
+{{- $path := printf "%s/%s" $root.Template.BasePath .file -}}
+{{- $absent := " \t \n \t " -}}
+{{- if hasPrefix "_" (base .file) -}}
+{{- fail (printf "upgrade-guard: Chart.yaml's %s names templates/%s, a partial (Helm renders no manifest from it): name the templates that render %s" .annotation .file .what) -}}
+{{- end -}}
+{{- $text := tpl (printf "{{ define %q }}%s{{ end }}{{ include %q . }}" $path $absent $path) $root -}}
+{{- if eq $text $absent -}}
+{{- fail (printf "upgrade-guard: Chart.yaml's %s names %s, but %s has no template templates/%s: name the templates that render %s, as paths from templates/ (templates/crds/foo.yaml as crds/foo.yaml)" .annotation .file $root.Chart.Name .file .what) -}}
+{{- end -}}
+{{- $text -}}
 {{- end -}}
