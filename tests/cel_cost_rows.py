@@ -1,7 +1,7 @@
 """CEL rules with the cost kube-apiserver v1.35.4 estimates for them, read from the
 apiserver itself: tests/cluster/test_cel_cost_truth.py puts each rule in a CRD whose other
 rules bring the schema's total to exactly the per-CRD budget with this cost, which the
-apiserver accepts, and one more, which it refuses; tests/validation/test_cel_cost.py holds
+apiserver accepts, and one more, which it refuses; tests/apiserver/test_cel_cost.py holds
 the estimator to the same numbers offline."""
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Disagreements the differential suite found between the validator and kube-apiserver
 v1.35.4, kept as fixed rows: each is replayed against the real apiserver by
 tests/cluster/test_validation_truth.py and against the validator alone, with the
-apiserver's recorded answer, by tests/validation/test_regressions.py."""
+apiserver's recorded answer, by tests/apiserver/test_regressions.py."""
 
 from __future__ import annotations
 
@@ -247,7 +247,7 @@ _VALUE_SEMANTICS = (
         "\\",
         False,
         "cel-go reads r'\\' as one backslash; the C++ runtime refused to compile it, so the"
-        " rule went unevaluated (validation/cel_source.py gives it '\\\\')",
+        " rule went unevaluated (apiserver/cel_source.py gives it '\\\\')",
     ),
     _created(
         "raw-string-ending-in-a-backslash-not-matched",

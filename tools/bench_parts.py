@@ -37,7 +37,8 @@ sys.path.insert(0, str(REPO / "tools"))
 
 from bench import DEFAULT_CORPUS, PROVIDER, as_json, tags  # noqa: E402
 from upgrade_guard import diffing  # noqa: E402
-from upgrade_guard.load import crd_validation, json_reader  # noqa: E402
+from upgrade_guard.apiserver import crd_validation  # noqa: E402
+from upgrade_guard.load import json_reader  # noqa: E402
 from upgrade_guard.load.crds import crds_from, diff_sides  # noqa: E402
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, load_documents  # noqa: E402
 from upgrade_guard.load.yaml_scalars import MAX_DEPTH  # noqa: E402

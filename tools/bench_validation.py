@@ -39,9 +39,9 @@ sys.path.insert(0, str(REPO / "tools"))
 
 from testenv import CRDTrial, Kube, find_binaries  # noqa: E402
 from testenv.controlplane import ControlPlane  # noqa: E402
+from upgrade_guard.apiserver import judge  # noqa: E402
 from upgrade_guard.load.crds import crds_from  # noqa: E402
 from upgrade_guard.load.documents import load_documents  # noqa: E402
-from upgrade_guard.validation import judge  # noqa: E402
 
 CORPUS = REPO.parent / "shared" / "corpus" / "prometheus-operator"
 CRD_NAME = "prometheuses.monitoring.coreos.com"

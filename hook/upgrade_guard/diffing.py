@@ -34,8 +34,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from upgrade_guard import engine, judging
+from upgrade_guard.apiserver import crd_validation
 from upgrade_guard.crd import Crd, CrdHead, Source
-from upgrade_guard.load import crd_validation
 from upgrade_guard.load.crds import crds_of, defined_twice, diff_sides
 from upgrade_guard.load.documents import (
     STDIN,

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from upgrade_guard.validation import cel_compile, cel_reads
+from upgrade_guard.apiserver import cel_compile, cel_reads
 
 KUBE_VERSION = (1, 35)
 S = {"type": "string"}

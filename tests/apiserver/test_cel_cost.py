@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from cel_cost_rows import NODE, ROWS
-from upgrade_guard.validation import cel_compile, cel_cost, cel_reads
+from upgrade_guard.apiserver import cel_compile, cel_cost, cel_reads
 
 
 def _budget_problems(root: dict[str, Any]) -> list[cel_cost.OverBudget]:

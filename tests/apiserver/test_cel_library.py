@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from upgrade_guard.validation import cel_rules
+from upgrade_guard.apiserver import cel_rules
 
 CASES: list[tuple[str, Any]] = [
     ("isURL('https://example.com/a')", True),

@@ -15,10 +15,9 @@ import pytest
 
 import crd_builders
 from corpus import CORPUS, pairs, require_corpus
-from upgrade_guard.load import crd_validation
+from upgrade_guard.apiserver import cel_reads, crd_validation
 from upgrade_guard.load.crds import API_VERSION, crds_from, is_crd
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, documents_of, load_documents
-from upgrade_guard.validation import cel_reads
 
 RULE = [{"rule": "self.a == 'x'"}]
 S = {"type": "string"}

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from upgrade_guard.validation import cel_rules, cel_source
+from upgrade_guard.apiserver import cel_rules, cel_source
 
 # (literal as written, as given to the runtime, cel-go's value; None: cel-go refuses it)
 LITERALS: list[tuple[str, str, str | bytes | None]] = [

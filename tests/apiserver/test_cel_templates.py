@@ -7,9 +7,9 @@ neighbour, with the template each is read by (None: read as it is)."""
 from __future__ import annotations
 
 import pytest
+from apiserver.test_cel_verdicts import ROW_RULES, corpus_roots
 
-from upgrade_guard.validation import cel_reads, cel_templates
-from validation.test_cel_verdicts import ROW_RULES, corpus_roots
+from upgrade_guard.apiserver import cel_reads, cel_templates
 
 
 def _used(rule: str, message: str = "") -> tuple[str, ...] | None:

@@ -12,12 +12,12 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
+from apiserver.test_cel_compile import MESSAGES, RULES, SPEC
 
 from cel_cost_rows import NODE, ROWS
 from corpus import require_corpus
+from upgrade_guard.apiserver import cel_compile, cel_reads
 from upgrade_guard.load.documents import load_documents
-from upgrade_guard.validation import cel_compile, cel_reads
-from validation.test_cel_compile import MESSAGES, RULES, SPEC
 
 KUBE_VERSION = (1, 35)
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from upgrade_guard.validation import judge
+from upgrade_guard.apiserver import judge
 
 STR: dict[str, Any] = {"type": "string"}
 INT: dict[str, Any] = {"type": "integer"}

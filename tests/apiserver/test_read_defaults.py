@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from upgrade_guard.validation.read_defaults import may_be_read_default
+from upgrade_guard.apiserver.read_defaults import may_be_read_default
 
 S = {"type": "string"}
 LIVE = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from upgrade_guard.validation import judge
+from upgrade_guard.apiserver import judge
 from validation_rows import REGRESSIONS, Regression, root_schema
 
 KUBE_VERSION = (1, 35)

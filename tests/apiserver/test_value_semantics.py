@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from upgrade_guard import schema
-from upgrade_guard.load.crd_validation import default_problem
-from upgrade_guard.validation import correlation, regexes, values
+from upgrade_guard.apiserver import correlation, regexes, values
+from upgrade_guard.apiserver.crd_validation import default_problem
 
 
 @pytest.mark.parametrize(

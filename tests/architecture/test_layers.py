@@ -48,9 +48,9 @@ ONLY = {
     "yaml": {"load", "write"},
     "ryml": {"load", "write"},
     "orjson": {"load", "write"},
-    "cel_expr_python": {"validation"},
-    "google": {"validation"},
-    "jsonpatch": {"validation"},
+    "cel_expr_python": {"apiserver"},
+    "google": {"apiserver"},
+    "jsonpatch": {"apiserver"},
     "typer": {"cli", "commands"},
     "rich": {"report"},
 }

@@ -23,8 +23,8 @@ from typer.testing import CliRunner
 
 from cel_cost_rows import NODE, ROWS
 from testenv import Cluster
+from upgrade_guard.apiserver import cel_cost
 from upgrade_guard.cli import app
-from upgrade_guard.validation import cel_cost
 
 TOTAL = cel_cost.PER_CRD_LIMIT
 

@@ -41,9 +41,9 @@ from typer.testing import CliRunner
 
 from corpus import CORPUS, require_corpus
 from testenv import Cluster, KubeError
+from upgrade_guard.apiserver.cel_rules import escape
 from upgrade_guard.cli import app
 from upgrade_guard.load.documents import load_documents
-from upgrade_guard.validation.cel_rules import escape
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 MUTATIONS = int(os.environ.get("UG_CRD_MUTATIONS", "600"))

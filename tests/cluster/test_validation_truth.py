@@ -7,7 +7,7 @@ apiserver decides which are stored; the validator must agree), apply the new CRD
 stored object GET it (pruning, defaulting), CREATE a copy (dry run), write it to
 ``/status`` as read (the write the hook's evidence judges), UPDATE it touching only a
 label, and UPDATE it with the edited field changed. The validator
-(:mod:`upgrade_guard.validation.judge`) must predict every answer: accepted or refused, and
+(:mod:`upgrade_guard.apiserver.judge`) must predict every answer: accepted or refused, and
 the object a GET returns.
 
 ``UG_DIFFERENTIAL_CASES`` (default 300) and ``UG_DIFFERENTIAL_SECONDS`` (default 300: no
@@ -39,10 +39,10 @@ from corpus import CORPUS, require_corpus, tags
 from schema_strategies import Case, cases, corpus_rules
 from testenv import Cluster, CRDTrial, Kube, KubeError
 from testenv.truth import MARKER, crd_body, version_entry, with_marker
+from upgrade_guard.apiserver import judge
 from upgrade_guard.crd import Crd
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import load_documents
-from upgrade_guard.validation import judge
 from validation_rows import REGRESSIONS, root_schema
 
 KUBE_VERSION = (1, 35)

@@ -7,13 +7,14 @@ from typing import Any
 import pytest
 
 from upgrade_guard import engine, judging, rules
+from upgrade_guard.apiserver import judge
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Harm, Outcome, Severity
 from upgrade_guard.judging import Changes
+from upgrade_guard.pipelines import evidence
 from upgrade_guard.policy import DEFAULT_POLICY
 from upgrade_guard.rules.kinds import PropertyRule, Rule
 from upgrade_guard.subjects import HookSubject
-from upgrade_guard.validation import evidence, judge
 
 STR: dict[str, Any] = {"type": "string"}
 

@@ -36,11 +36,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from upgrade_guard import schema
-from upgrade_guard.validation import regexes, values
-from upgrade_guard.validation.openapi import OpenAPIValidator
+from upgrade_guard.apiserver import regexes, values
+from upgrade_guard.apiserver.openapi import OpenAPIValidator
 
 if TYPE_CHECKING:
-    from upgrade_guard.validation import cel_cost
+    from upgrade_guard.apiserver import cel_cost
 
 _INT64 = (-(2**63), 2**63 - 1)
 _TYPES = ("array", "boolean", "integer", "number", "object", "string")
@@ -1147,7 +1147,7 @@ def _schema_field_path(versions: list[Any], index: int) -> str:
 def import_rule_checks() -> None:
     """Import the CEL checks' code (protobuf and the CEL runtime) now, not at the first
     schema holding rules."""
-    from upgrade_guard.validation import cel_compile  # noqa: F401
+    from upgrade_guard.apiserver import cel_compile  # noqa: F401
 
 
 def _check_rules(
@@ -1161,7 +1161,7 @@ def _check_rules(
     every other check: it compiles rules only then), and their estimated cost within the
     apiserver's budgets."""
     # (protobuf and the CEL runtime)
-    from upgrade_guard.validation import cel_compile, cel_cost, cel_reads
+    from upgrade_guard.apiserver import cel_compile, cel_cost, cel_reads
 
     sites = cel_reads.sites(root, holding, unwalked)
     verdicts = cel_compile.verdicts(sites, _APISERVER_VERSION)

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from upgrade_guard.apiserver import crd_validation
 from upgrade_guard.crd import Crd, CrdHead, Source
-from upgrade_guard.load import crd_validation
 from upgrade_guard.load.documents import Document, LoadError
 
 API_VERSION = "apiextensions.k8s.io/v1"

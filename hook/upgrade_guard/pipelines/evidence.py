@@ -29,6 +29,9 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from upgrade_guard import schema
+from upgrade_guard.apiserver import values
+from upgrade_guard.apiserver.read_defaults import may_be_read_default
+from upgrade_guard.apiserver.violations import Violation
 from upgrade_guard.counters.hook_checks import CarriedTally
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Harm, Outcome, Severity
@@ -36,12 +39,8 @@ from upgrade_guard.judging import Changes
 from upgrade_guard.rules import required_added
 from upgrade_guard.subjects import Carried, HookSubject
 
-from . import values
-from .read_defaults import may_be_read_default
-from .violations import Violation
-
 if TYPE_CHECKING:  # imported where a schema judges objects: the CEL runtime loads slowly
-    from .judge import Judge
+    from upgrade_guard.apiserver.judge import Judge
 
 NAMES_SHOWN = 3
 _SEGMENT = re.compile(r'\[\]|\*|\["(?:[^"\\]|\\.)*"\]|[^.\[\]]+')
@@ -368,7 +367,7 @@ class Gathered:
             self._kinds[name] = str(live[name].names.get("plural") or name)
             versions = self._by_version.setdefault(name, {})
             if version not in versions:
-                from .judge import Judge
+                from upgrade_guard.apiserver.judge import Judge
 
                 schema_ = chart[name].versions[version]["schema"]["openAPIV3Schema"]
                 versions[version] = VersionEvidence(

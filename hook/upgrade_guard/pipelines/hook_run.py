@@ -46,6 +46,7 @@ from upgrade_guard.manifests import (
     Role,
     WebhookConfiguration,
 )
+from upgrade_guard.pipelines import evidence
 from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
     SCHEMA_VERSION,
@@ -55,7 +56,6 @@ from upgrade_guard.policy import (
 )
 from upgrade_guard.rules import acceptance_unused
 from upgrade_guard.subjects import Controller, HookSubject, RoleSubject, Stored, WrittenState
-from upgrade_guard.validation import evidence
 
 if TYPE_CHECKING:
     from upgrade_guard.cluster.client import Api
