@@ -75,6 +75,15 @@ def test_a_directory_without_crds_is_bad_input(tmp_path: Path) -> None:
     assert result.stderr.count("\n") == 1 and "no CustomResourceDefinitions" in result.stderr
 
 
+def test_an_out_that_cannot_be_written_is_bad_input_beside_one_that_can(tmp_path: Path) -> None:
+    crds = write(tmp_path / "crds", field_crd({"type": "string"}))
+    (tmp_path / "taken").mkdir()
+    result = run(crds, tmp_path / "taken")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.count("\n") == 1 and f"{tmp_path / 'taken'}: cannot write" in result.stderr
+    assert run(crds, tmp_path / "taken" / "bundle.json.gz").returncode == 0
+
+
 def test_prometheus_operator_fits_and_a_set_too_large_is_refused_with_the_way_out(
     tmp_path: Path,
 ) -> None:

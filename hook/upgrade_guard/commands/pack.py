@@ -42,6 +42,9 @@ def pack(
             )
         typer.echo(f"upgrade-guard: {out} is up to date ({summary})")
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_bytes(packed)
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(packed)
+    except OSError as error:
+        raise LoadError(f"{out}: cannot write: {error.strerror}") from None
     typer.echo(f"upgrade-guard: packed {summary} into {out}")
