@@ -22,6 +22,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tools"))
 
+import prerequisites  # noqa: E402
 from testenv import (  # noqa: E402
     BUILD_COMMAND,
     GUARD_IMAGE,
@@ -157,13 +158,7 @@ def namespace(cluster: Cluster, request: pytest.FixtureRequest) -> str:
 def guard_image() -> Image:
     """The image built from this checkout (``GUARD_IMAGE`` in a Job); skip without it
     (a failure under CI=true, where tools/test.sh builds it first)."""
-    image = built_guard_image()
-    if image is None:
-        message = "the image is not built for this checkout: run tools/image/build.sh"
-        if IN_CI:
-            pytest.fail(f"CI=true: {message}", pytrace=False)
-        pytest.skip(message)
-    return image
+    return prerequisites.guard_image()
 
 
 @pytest.fixture
