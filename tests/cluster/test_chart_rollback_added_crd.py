@@ -1,0 +1,76 @@
+"""A rollback across a release that added a CRD, with the real helm against the real
+apiserver: the example chart 3.0.0, then a 3.1.0 adding a Restore CRD with one object stored
+in it, then `helm rollback` to 3.0.0. Helm runs 3.0.0's own pre-rollback hook, whose chart does
+not list the Restore CRD (so its guard may not read it), and would delete the CRD with its
+objects: the hook refuses with UG608, saying the objects were not counted and why, rather than
+exiting 2 on its own inputs; and the way out it prints leaves the release as it was."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import yaml
+from test_chart_snippets import GUARD_VALUES, copy_release, fresh_install, helm_status, show
+
+from testenv import Cluster, Image, JobRunner, ToolRunner
+
+
+def _with_a_restore_crd(release: Path, group: str) -> None:
+    """3.0.0 made 3.1.0: a second CRD, rendered by its own template and listed in Chart.yaml."""
+    chart = yaml.safe_load((release / "Chart.yaml").read_text())
+    chart["version"] = chart["appVersion"] = "3.1.0"
+    annotations = chart["annotations"]
+    annotations["upgrade-guard.io/crds"] += f",restores.{group}"
+    annotations["upgrade-guard.io/crd-templates"] += ",crds/restores.yaml"
+    (release / "Chart.yaml").write_text(yaml.safe_dump(chart, sort_keys=False))
+    backups = yaml.safe_load((release / "templates" / "crds" / "backups.yaml").read_text())
+    backups["metadata"]["name"] = f"restores.{group}"
+    backups["spec"]["group"] = group
+    backups["spec"]["names"] = {"plural": "restores", "singular": "restore", "kind": "Restore",
+                                "listKind": "RestoreList"}  # fmt: skip
+    (release / "templates" / "crds" / "restores.yaml").write_text(yaml.safe_dump(backups))
+
+
+def test_a_rollback_across_an_added_crd_is_refused_as_its_deletion(
+    cluster: Cluster,
+    namespace: str,
+    job_runner: JobRunner,
+    helm: ToolRunner,
+    kubectl: ToolRunner,
+    guard_image: Image,
+    tmp_path: Path,
+) -> None:
+    group = f"{namespace}.example.io"
+    guard = fresh_install(cluster, namespace, job_runner, helm, "3.0.0")
+    added = copy_release("3.0.0", tmp_path / "3.1.0")
+    _with_a_restore_crd(added, group)
+    upgrade = helm("upgrade", "rel", str(added), "-n", namespace, *GUARD_VALUES)
+    assert upgrade.returncode == 0, show(upgrade)
+    assert guard.wait(2, timeout=60).succeeded
+    restores = f"/apis/{group}/v1/namespaces/{namespace}/restores"
+    cluster.admin.create(restores, {
+        "apiVersion": f"{group}/v1", "kind": "Restore", "metadata": {"name": "last-night"},
+        "spec": {"schedule": "0 3 * * *", "target": "s3://backups"},
+    })  # fmt: skip
+
+    rollback = helm("rollback", "rel", "1", "-n", namespace)
+    assert rollback.returncode != 0, show(rollback)
+    log = " ".join(guard.wait(3, timeout=60).log.split())
+    assert log.startswith("upgrade-guard REFUSED: pre-rollback"), log
+    assert f"error UG608 crd-deleted restores.{group}" in log, log
+    assert (
+        "Helm deletes it, and with it every object stored in it, which the guard could not"
+        " count: this release's guard may not read the CRD"
+    ) in log, log
+    assert "BAD INPUT" not in log and "UG608" in rollback.stderr, show(rollback)
+    assert cluster.admin.get(f"{restores}/last-night")["metadata"]["name"] == "last-night"
+
+    # The way out it prints, followed literally, leaves the release at 3.1.0, deployed.
+    assert helm_status(helm, namespace) == "pending-rollback"
+    command = re.search(r"way out of this rollback: .*?`(kubectl [^`]+)`", log)
+    assert command, log
+    deleted = kubectl(*shlex.split(command.group(1))[1:])
+    assert deleted.returncode == 0, show(deleted)
+    assert helm_status(helm, namespace) == "deployed"
