@@ -7,8 +7,8 @@ neighbour, with the template each is read by (None: read as it is)."""
 from __future__ import annotations
 
 import pytest
-from apiserver.test_cel_verdicts import ROW_RULES, corpus_roots
 
+from apiserver.test_cel_verdicts import ROW_RULES, corpus_roots
 from upgrade_guard.apiserver import cel_reads, cel_templates
 
 

@@ -12,8 +12,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import pytest
-from apiserver.test_cel_compile import MESSAGES, RULES, SPEC
 
+from apiserver.test_cel_compile import MESSAGES, RULES, SPEC
 from cel_cost_rows import NODE, ROWS
 from corpus import require_corpus
 from upgrade_guard.apiserver import cel_compile, cel_reads

@@ -137,6 +137,26 @@ def test_without_list_permission_the_finding_stays(cluster: Cluster, namespace: 
     assert "evidence: not checkable: cannot list the stored widgets: forbidden" in run.stdout, run
 
 
+@pytest.mark.parametrize("may_list", [True, False], ids=["may list", "may not list"])
+def test_without_list_no_run_passes_what_it_refuses_with_list(
+    cluster: Cluster, namespace: str, tmp_path: Path, may_list: bool
+) -> None:
+    """An enum restricted under a stored value (UG207, ratcheted: a warning the stored object
+    makes an error). Without `list` the guard cannot look, so it refuses all the same, naming
+    the permission; --fail-open is the way past it."""
+    group = new_group()
+    live, chart = widget_crd(group, {"mode": STRING}), widget_crd(group, ENUM)
+    kubeconfig, crds = setup(
+        cluster, namespace, live, chart, {"a": {"mode": "Snapshot"}}, may_list=may_list
+    )
+    run = run_hook(kubeconfig, crds, tmp_path)
+    assert run.code == 1 and run.codes() == {"UG207"}, run
+    if not may_list:
+        said = " ".join(run.stdout.split())
+        assert f"grant `list` on widgets.{group}" in said, run
+        assert "an error until they can be checked" in said, run
+
+
 def test_strict_policy_keeps_the_error(cluster: Cluster, namespace: str, tmp_path: Path) -> None:
     kubeconfig, crds = field_removed(cluster, namespace, {"a": {}})
     policy = tmp_path / "policy.yaml"

@@ -183,6 +183,35 @@ def test_limit_reached_is_not_checkable() -> None:
     assert "not checkable: stopped at the limit of 500 things" in result.notes[-1]
 
 
+RATCHETED = "ratcheted on Kubernetes 1.35: updates that leave spec.mode unchanged pass"
+UNCHECKED = [
+    # (id, severity, notes, severity once its objects could not be checked)
+    ("a ratcheted warning becomes an error", Severity.WARNING, (RATCHETED,), Severity.ERROR),
+    ("a warning of another kind stays", Severity.WARNING, (), Severity.WARNING),
+    ("an error stays", Severity.ERROR, (), Severity.ERROR),
+    ("a ratcheted info stays", Severity.INFO, (RATCHETED,), Severity.INFO),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("severity", "notes", "unchecked"), [c[1:] for c in UNCHECKED], ids=[c[0] for c in UNCHECKED]
+)
+def test_a_finding_whose_objects_could_not_be_checked_never_passes_where_they_could_refuse(
+    severity: Severity, notes: tuple[str, ...], unchecked: Severity
+) -> None:
+    """A missing `list`, a conversion webhook, the limit: an affected object would have made a
+    ratcheted warning an error, so unchecked it is one, saying why."""
+    found = finding("UG207", "spec.mode", severity, *notes)
+    why = "cannot list the stored things: forbidden: grant `list` on things.g.io"
+    result = evidence.not_checkable(found, why)
+    assert result.severity is unchecked
+    assert result.notes[-1].startswith(f"evidence: not checkable: {why}")
+    limited = evidence.classify(
+        found, harm(found), evidence.Tally(), 500, complete=False, strict=False, kind="things"
+    )
+    assert limited.severity is unchecked
+
+
 def test_no_object_values_in_notes() -> None:
     found = judged(ENUM, finding("UG207", "spec.mode"), [obj("a", {"mode": "SecretValue"})])
     assert not any("SecretValue" in n for n in found.notes)

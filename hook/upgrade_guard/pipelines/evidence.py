@@ -257,17 +257,13 @@ def classify(
             )
         if tally.read_defaults:
             what += f"; {_read_defaults_note(tally.read_defaults, kind)}"
-        severity = finding.severity
-        if severity is Severity.WARNING and any(n.startswith("ratcheted") for n in finding.notes):
-            severity = Severity.ERROR
+        severity = Severity.ERROR if _ratcheted(finding) else finding.severity
         return replace(finding, severity=severity, notes=(*finding.notes, f"evidence: {what}"))
     if tally is not None and tally.not_evaluated:
         rule = sorted(tally.not_evaluated)[0]
-        return _note(finding, f"not checkable: rule not evaluated here: {rule}")
+        return not_checkable(finding, f"rule not evaluated here: {rule}")
     if not complete:
-        return _note(
-            finding, f"not checkable: stopped at the limit of {checked:,} {kind}, none affected"
-        )
+        return not_checkable(finding, f"stopped at the limit of {checked:,} {kind}, none affected")
     severity = finding.severity
     if severity is Severity.ERROR and not strict:
         severity = Severity.WARNING
@@ -299,7 +295,21 @@ def _revalidated_on_change(finding: Finding) -> str:
 
 
 def not_checkable(finding: Finding, why: str) -> Finding:
-    return _note(finding, f"not checkable: {why}")
+    """The finding, its stored objects not checked, and why. A ratcheted warning, which an
+    affected object would make an error, is an error: the guard never passes what it could
+    not look at (--fail-open is the way past it)."""
+    if not _ratcheted(finding):
+        return _note(finding, f"not checkable: {why}")
+    return replace(
+        _note(finding, f"not checkable: {why}; an error until they can be checked"),
+        severity=Severity.ERROR,
+    )
+
+
+def _ratcheted(finding: Finding) -> bool:
+    """A warning only because ratcheting lets updates of unchanged values pass."""
+    notes = finding.notes
+    return finding.severity is Severity.WARNING and any(n.startswith("ratcheted") for n in notes)
 
 
 def _note(finding: Finding, text: str) -> Finding:
