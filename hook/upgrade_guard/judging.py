@@ -11,9 +11,9 @@ the order of the report.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Protocol
 
 from upgrade_guard import schema
 from upgrade_guard.crd import Carrier
@@ -139,23 +139,36 @@ class Acceptance:
         return f"{self.code} {where} for chart {self.chart}"
 
 
+class Evidence(Protocol):
+    """What the stored objects say of the findings (the hook's, read from the cluster)."""
+
+    def weighed(self, findings: Sequence[Finding]) -> list[Finding]:
+        """The findings, in the same order, with what the objects say of each."""
+        ...
+
+
 @dataclass(frozen=True)
 class Context:
     """What the judgement depends on besides the policy: the cluster's Kubernetes version
-    (ratcheting, and rules the apiserver enforces only since a version), and the release a
-    comparison of stamped CRD sets crosses. Without a release every declared break applies
-    as written; with one, breaks with a schema-version apply only when it ships with it."""
+    (ratcheting, and rules the apiserver enforces only since a version), the release a
+    comparison of stamped CRD sets crosses, the cluster admin's acceptances and the evidence
+    of the stored objects. Without a release every declared break applies as written; with
+    one, breaks with a schema-version apply only when it ships with it."""
 
     kube_version: tuple[int, int] | None = None
     release: Release | None = None
     chart_version: str | None = None
     acceptances: tuple[Acceptance, ...] = ()
+    evidence: Evidence | None = None
 
 
 def judge(
     changes: Changes, policy: Policy = DEFAULT_POLICY, context: Context = Context()
 ) -> Outcome:
-    """The findings the policy makes of changes, in report order."""
+    """The findings the policy makes of changes, in report order: each its rule's severity
+    or the policy's, ratcheted on the cluster's version, excused by a declared break, then
+    weighed by the stored objects, and last accepted by the cluster admin (who accepts the
+    finding as the report printed it)."""
     active, scoped_out = _declared_breaks(policy, context.release)
     judged = [
         (item, finding)
@@ -178,13 +191,22 @@ def judge(
     used = {id(declared) for declared in excused_by.values()}
     unused = [d for d in active if id(d) not in used and not changes.idle(d)]
     ordered.extend((0, finding) for finding in _unused(unused, excusable, policy))
+    ordered.sort(key=_step_order)
+    if context.evidence is not None:
+        weighed = context.evidence.weighed([finding for _, finding in ordered])
+        ordered = [(step, finding) for (step, _), finding in zip(ordered, weighed, strict=True)]
     ordered = _accepted(ordered, changes, context)
-    ordered.sort(key=lambda pair: (pair[1].crd or "", pair[0], *report_order(pair[1])[1:]))
+    ordered.sort(key=_step_order)
     return Outcome(
         findings=tuple(finding for _, finding in ordered),
         crds_compared=changes.crds_compared,
         policy=policy.source,
     )
+
+
+def _step_order(pair: tuple[int, Finding]) -> tuple[Any, ...]:
+    step, finding = pair
+    return (finding.crd or "", step, *report_order(finding)[1:])
 
 
 def _accepted(

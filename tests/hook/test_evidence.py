@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -261,7 +262,13 @@ def things_of(spec: dict[str, Any]) -> Crd:
     )  # fmt: skip
 
 
-def with_evidence(changes: Changes, chart: Crd, live: Crd, stored: list[dict[str, Any]]) -> Outcome:
+def with_evidence(
+    changes: Changes,
+    chart: Crd,
+    live: Crd,
+    stored: list[dict[str, Any]],
+    context: judging.Context | None = None,
+) -> Outcome:
     """The outcome judged from ``changes`` of live into chart, with the evidence of the
     stored objects (every one listed), gathered before the changes are judged."""
     subject = HookSubject(chart={chart.name: chart}, live={live.name: live})
@@ -270,7 +277,28 @@ def with_evidence(changes: Changes, chart: Crd, live: Crd, stored: list[dict[str
         for item in stored:
             gathered.add(name, item)
         gathered.listed(name, evidence.Listed(complete=True, problem=None))
-    return gathered.applied(judging.judge(changes))
+    return judging.judge(changes, context=replace(context or judging.Context(), evidence=gathered))
+
+
+@pytest.mark.parametrize("accepted", [False, True], ids=["refused", "accepted"])
+def test_the_admin_accepts_the_finding_as_evidence_made_it(accepted: bool) -> None:
+    """One judge: the stored object makes the ratcheted warning an error, and the cluster
+    admin's acceptance of that error (the report's accept: entry) takes; it used to be
+    matched before the evidence, against a warning, and so accepted nothing (UG903)."""
+    old, new = (
+        things_of({"type": "object", "properties": {"mode": STR}}),
+        things_of({"type": "object", "properties": {"mode": {**STR, "enum": ["Full"]}}}),
+    )
+    changes = engine.changes_between({old.name: old}, {new.name: new}, DEFAULT_POLICY)
+    entry = judging.Acceptance("2.0.0", "UG207", "things.g.io", "v1", "spec.mode")
+    context = judging.Context(
+        kube_version=(1, 35), chart_version="2.0.0", acceptances=(entry,) if accepted else ()
+    )
+    outcome = with_evidence(changes, new, old, [obj("a", {"mode": "Snapshot"})], context)
+    (result,) = outcome.findings
+    assert (result.code, result.severity) == ("UG207", Severity.ERROR), outcome
+    assert result.notes[-1].startswith("evidence: 1 of 1 things affected: ns/a")
+    assert outcome.safe is accepted, outcome
 
 
 def test_objects_failing_where_no_finding_points_are_reported() -> None:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,7 +34,7 @@ from upgrade_guard.apiserver.read_defaults import may_be_read_default
 from upgrade_guard.apiserver.violations import Violation
 from upgrade_guard.counters.hook_checks import CarriedTally
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Finding, Harm, Outcome, Severity
+from upgrade_guard.findings import Finding, Harm, Severity
 from upgrade_guard.judging import Changes
 from upgrade_guard.rules import required_added
 from upgrade_guard.subjects import Carried, HookSubject
@@ -406,8 +406,10 @@ class Gathered:
         if tally is not None:
             self.carried[name] = tally.carried(complete=listed.complete, problem=listed.problem)
 
-    def applied(self, outcome: Outcome) -> Outcome:
-        findings = list(outcome.findings)
+    def weighed(self, findings: Sequence[Finding]) -> list[Finding]:
+        """The judge's findings in its order with the evidence on them (none on an excused
+        one), and on each CRD's first the objects that fail where no finding points."""
+        findings = list(findings)
         first_of: dict[str, int] = {}
         pointed: dict[tuple[str, str], set[int]] = {}
         for i, finding in enumerate(findings):
@@ -455,4 +457,4 @@ class Gathered:
                     f"also {unpredicted:,} {self._kinds[name]} would fail their next update"
                     f" where no finding points: {listed}",
                 )
-        return replace(outcome, findings=tuple(findings))
+        return findings

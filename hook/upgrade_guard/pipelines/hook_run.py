@@ -223,14 +223,16 @@ def run(request: Request, api: Api) -> Judged | Undecided:
         # judged once, the evidence put on the findings.
         compared = hook_checks.compared_with_live(subject, chosen)
         release = Release.between(live_crds, chart, chosen.annotation(SCHEMA_VERSION))
-        judged = replace(admin, kube_version=cluster.server_version, release=release)
         gathered = evidence.Gathered(
             compared, subject, cluster.server_version, strict=chosen.strict,
             evidence=request.evidence_limit > 0,
         )  # fmt: skip
         _gather(api, gathered, subject, request.evidence_limit)
         subject = replace(subject, carried=gathered.carried)
-        outcome = gathered.applied(judge(hook_checks.changes(subject, compared), chosen, judged))
+        judged = replace(
+            admin, kube_version=cluster.server_version, release=release, evidence=gathered
+        )
+        outcome = judge(hook_checks.changes(subject, compared), chosen, judged)
     except ClusterError as error:
         if not paired.safe:
             return Judged(paired, named, len(chart), unread=str(error))
