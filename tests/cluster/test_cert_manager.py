@@ -15,6 +15,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -74,12 +75,12 @@ def show(result: subprocess.CompletedProcess[str]) -> str:
 # ---------------------------------------------------------------- adoption, from the docs
 
 
-def adoption_steps() -> list[tuple[str, str]]:
-    """The fenced blocks of the page's "Adopt the guard" section: (language, text)."""
+def adoption_steps(heading: str = "Adopt the guard in six steps") -> list[tuple[str, str]]:
+    """The fenced blocks of the page's section HEADING: (language, text)."""
     text = ADOPTION.read_text()
-    section = text.split("## Adopt the guard in six steps\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split(f"## {heading}\n", 1)[1].split("\n## ", 1)[0]
     return [
-        (language, re.sub(r"(?m)^   ", "", body))
+        (language, textwrap.dedent(body))
         for language, body in re.findall(r"```(\w+)\n(.*?)```", section, re.S)
     ]
 
@@ -106,6 +107,26 @@ def _allow_library_values(schema_file: Path, line: str) -> None:
     schema_file.write_text(json.dumps(schema, indent=2) + "\n")
 
 
+def apply_step(chart: Path, language: str, body: str, env: dict[str, str]) -> None:
+    """One block of the page applied to CHART: a shell block run in it line by line, a
+    `# Chart.yaml` block merged into its Chart.yaml, any other written to the file its first
+    line names."""
+    first = body.splitlines()[0]
+    if language == "sh":
+        for command in body.splitlines():
+            done = subprocess.run(command, shell=True, cwd=chart, env=env,
+                                  capture_output=True, text=True)  # fmt: skip
+            assert done.returncode == 0, f"{command}\n{show(done)}"
+    elif first.startswith("# Chart.yaml"):
+        metadata = yaml.safe_load((chart / "Chart.yaml").read_text())
+        _merge(metadata, yaml.safe_load(body))
+        (chart / "Chart.yaml").write_text(yaml.safe_dump(metadata, sort_keys=False))
+    else:
+        target = chart / first.removeprefix("# ").strip()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(body)
+
+
 def adopt(version: str, workdir: Path, env: dict[str, str]) -> Path:
     """A copy of cert-manager VERSION with the guard adopted by the page's steps, the
     library beside it where the page's `file://../upgrade-guard` finds it."""
@@ -115,24 +136,11 @@ def adopt(version: str, workdir: Path, env: dict[str, str]) -> Path:
     for path in [chart, *chart.rglob("*")]:
         path.chmod(path.stat().st_mode | 0o200)
     for language, body in adoption_steps():
-        first = body.splitlines()[0]
+        differs = re.search(r"what differs at cert-manager (v[0-9.]+)", body.splitlines()[0])
         if language == "json":
             _allow_library_values(chart / "values.schema.json", body)
-        elif language == "sh":
-            for command in body.splitlines():
-                done = subprocess.run(command, shell=True, cwd=chart, env=env,
-                                      capture_output=True, text=True)  # fmt: skip
-                assert done.returncode == 0, f"{command}\n{show(done)}"
-        elif first.startswith("# Chart.yaml"):
-            differs = re.search(r"what differs at cert-manager (v[0-9.]+)", first)
-            if differs is None or differs.group(1) == version:
-                metadata = yaml.safe_load((chart / "Chart.yaml").read_text())
-                _merge(metadata, yaml.safe_load(body))
-                (chart / "Chart.yaml").write_text(yaml.safe_dump(metadata, sort_keys=False))
-        else:
-            target = chart / first.removeprefix("# ").strip()
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(body)
+        elif differs is None or differs.group(1) == version:
+            apply_step(chart, language, body, env)
     return chart
 
 

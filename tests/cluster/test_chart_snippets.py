@@ -195,6 +195,21 @@ def test_the_render_fails_with_the_fix_when_chart_yaml_leaves_a_check_off(
     assert rendered.returncode != 0 and message in rendered.stderr, show(rendered)
 
 
+def guard_inputs(
+    helm: ToolRunner, chart: Path, values: tuple[str, ...], message: str | None
+) -> JSON | None:
+    """The data of the guard's ConfigMap as CHART renders with VALUES; None when the render
+    fails, as it must, with MESSAGE, when MESSAGE is given."""
+    result = helm("template", "rel", str(chart), "--show-only", "templates/upgrade-guard.yaml",
+                  *values)  # fmt: skip
+    if message is not None:
+        assert result.returncode != 0 and message in result.stderr, show(result)
+        return None
+    assert result.returncode == 0, show(result)
+    config = next(d for d in yaml.safe_load_all(result.stdout) if d["kind"] == "ConfigMap")
+    return dict(config["data"])
+
+
 SWITCHED = "{{- if .Values.installCRDs }}\n%s{{- end }}\n"  # a CRD switch (cert-manager's older)
 NO_TEMPLATES = (
     "Chart.yaml names no CRD templates: add the annotation upgrade-guard.io/crd-templates"
@@ -241,15 +256,10 @@ def test_the_crd_templates_render_the_crds_or_say_none(
     if crd_templates is not None:
         metadata["annotations"]["upgrade-guard.io/crd-templates"] = crd_templates
     (chart / "Chart.yaml").write_text(yaml.safe_dump(metadata))
-    result = helm("template", "rel", str(chart), "--show-only", "templates/upgrade-guard.yaml",
-                  *values)  # fmt: skip
-    if message is not None:
-        assert result.returncode != 0 and message in result.stderr, show(result)
-        return
-    assert result.returncode == 0, show(result)
-    config = next(d for d in yaml.safe_load_all(result.stdout) if d["kind"] == "ConfigMap")
-    assert config["data"]["rendered-crds.txt"] == rendered
-    assert config["data"]["crds.txt"] == "backups.example.io"
+    data = guard_inputs(helm, chart, values, message)
+    if data is not None:
+        assert data["rendered-crds.txt"] == rendered
+        assert data["crds.txt"] == "backups.example.io"
 
 
 def test_the_docs_show_the_rbac_the_example_chart_renders(helm: ToolRunner) -> None:
