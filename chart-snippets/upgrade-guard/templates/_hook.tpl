@@ -17,7 +17,8 @@ What the guard must know about the chart comes from the chart's own files, where
 `helm upgrade --reuse-values` cannot keep a stale copy: Chart.yaml's annotations
 (upgrade-guard.io/controller-state-version and any other counter the policy pairs with the
 image, upgrade-guard.io/crds: every CRD a release of the chart may apply,
-upgrade-guard.io/crd-templates: the template files that render them, or none, and optionally
+upgrade-guard.io/crd-templates: the template files that render them (a subchart's as
+charts/SUBCHART/templates/FILE), or none, and optionally
 upgrade-guard.io/rbac-templates and webhook-templates: those that render the operator's
 ClusterRoles and webhook configurations, which the guard may then get by name), the image
 table, and
@@ -252,7 +253,8 @@ argocd.argoproj.io/hook-delete-policy: BeforeHookCreation
 
 {{- /* What the chart's own files say, as JSON: its counters (Chart.yaml annotations
 upgrade-guard.io/NAME), the CRDs it lists (upgrade-guard.io/crds) and the names of those its
-CRD templates (upgrade-guard.io/crd-templates, under templates/) render with these values.
+CRD templates (upgrade-guard.io/crd-templates, under templates/ or a subchart's) render with
+these values.
 Fails the render, with the fix, when the chart declares no controller-state version, names
 no CRD template (or one that is not there or renders other kinds only) or renders a CRD it
 does not list. */ -}}
@@ -306,7 +308,7 @@ does not list. */ -}}
 {{- if eq $kind "CustomResourceDefinition" -}}
 {{- $crd := get (get $document "metadata" | default dict) "name" -}}
 {{- if not (has $crd $listed) -}}
-{{- fail (printf "upgrade-guard: templates/%s renders the CRD %s, which Chart.yaml's %scrds does not list: add it there (the hook may read only the CRDs listed)" $file $crd $key) -}}
+{{- fail (printf "upgrade-guard: %s renders the CRD %s, which Chart.yaml's %scrds does not list: add it there (the hook may read only the CRDs listed)" (include "upgrade-guard.shown" $file) $crd $key) -}}
 {{- end -}}
 {{- $crds = append $crds $crd -}}
 {{- else if $kind -}}
@@ -314,7 +316,7 @@ does not list. */ -}}
 {{- end -}}
 {{- end -}}
 {{- if and $others (not $crds) -}}
-{{- fail (printf "upgrade-guard: templates/%s, which Chart.yaml's %s names, renders %s and no CRD: name there only the templates that render the CRDs %scrds lists" $file $crdTemplates ($others | uniq | join ", ") $key) -}}
+{{- fail (printf "upgrade-guard: %s, which Chart.yaml's %s names, renders %s and no CRD: name there only the templates that render the CRDs %scrds lists" (include "upgrade-guard.shown" $file) $crdTemplates ($others | uniq | join ", ") $key) -}}
 {{- end -}}
 {{- $rendered = concat $rendered $crds -}}
 {{- end -}}
@@ -344,22 +346,54 @@ them out of the release. */ -}}
 {{- end -}}
 
 
-{{- /* The chart's template FILE (a path under templates/, named by Chart.yaml's ANNOTATION
-to render WHAT) rendered with the release's values. Fails the render, naming the annotation,
-when FILE is a partial or no template of the chart: Helm's own include would fail in Go's
-words. A define whose body is only whitespace takes effect only where no template of that
-name exists (Go's text/template), so that template renders exactly this body when FILE
-names none. */ -}}
+{{- /* The chart's template FILE (named by Chart.yaml's ANNOTATION to render WHAT) rendered
+as Helm renders it, with these values: a path under templates/, or charts/SUBCHART/templates/F,
+the template F of the subchart SUBCHART (its name, or alias, among Chart.yaml's
+dependencies), rendered in the subchart's scope (its .Values, .Chart and .Files: Helm's
+.Subcharts). A subchart these values switch off (its condition, as crds.enabled=false) Helm
+leaves out of the render, templates and dependency entry alike, so it renders nothing, as a
+template switched off does: the chart's values table of its name, where the condition is, is
+all that tells it from a subchart the chart does not have, which fails the render. Fails it
+too, naming the annotation, when FILE is a partial or no template of the chart (or of an
+enabled subchart): Helm's own include would fail in Go's words. A define whose body is only
+whitespace takes effect only where no template of that name exists (Go's text/template), so
+that template renders exactly this body when FILE names none. */ -}}
 {{- define "upgrade-guard.template" -}}
 {{- $root := .root -}}
-{{- $path := printf "%s/%s" $root.Template.BasePath .file -}}
-{{- $absent := " \t \n \t " -}}
-{{- if hasPrefix "_" (base .file) -}}
-{{- fail (printf "upgrade-guard: Chart.yaml's %s names templates/%s, a partial (Helm renders no manifest from it): name the templates that render %s" .annotation .file .what) -}}
+{{- $shown := include "upgrade-guard.shown" .file -}}
+{{- $scope := $root -}}
+{{- $base := $root.Template.BasePath -}}
+{{- $file := .file -}}
+{{- $subchart := "" -}}
+{{- if eq $shown .file -}}
+{{- $subchart = index (splitList "/" .file) 1 -}}
+{{- $file = trimPrefix (printf "charts/%s/templates/" $subchart) .file -}}
+{{- $base = printf "%s/charts/%s/templates" (dir $root.Template.BasePath) $subchart -}}
+{{- $scope = get $root.Subcharts $subchart -}}
 {{- end -}}
-{{- $text := tpl (printf "{{ define %q }}%s{{ end }}{{ include %q . }}" $path $absent $path) $root -}}
+{{- $absent := " \t \n \t " -}}
+{{- if hasPrefix "_" (base $file) -}}
+{{- fail (printf "upgrade-guard: Chart.yaml's %s names %s, a partial (Helm renders no manifest from it): name the templates that render %s" .annotation $shown .what) -}}
+{{- end -}}
+{{- if and $subchart (not $scope) (not (hasKey $root.Values $subchart)) -}}
+{{- fail (printf "upgrade-guard: Chart.yaml's %s names %s, but %s has no subchart %s these values enable, nor a values table %s where a condition would switch it off: name a subchart's templates as charts/SUBCHART/templates/FILE, SUBCHART its name or alias among Chart.yaml's dependencies" .annotation $shown $root.Chart.Name $subchart $subchart) -}}
+{{- end -}}
+{{- if $scope -}}
+{{- $path := printf "%s/%s" $base $file -}}
+{{- $text := tpl (printf "{{ define %q }}%s{{ end }}{{ include %q . }}" $path $absent $path) (set (omit $scope "Template") "Template" (dict "Name" $path "BasePath" $base)) -}}
 {{- if eq $text $absent -}}
-{{- fail (printf "upgrade-guard: Chart.yaml's %s names %s, but %s has no template templates/%s: name the templates that render %s, as paths from templates/ (templates/crds/foo.yaml as crds/foo.yaml)" .annotation .file $root.Chart.Name .file .what) -}}
+{{- if $subchart -}}
+{{- fail (printf "upgrade-guard: Chart.yaml's %s names %s, but %s's subchart %s has no template templates/%s: name the templates that render %s, a subchart's as charts/SUBCHART/templates/FILE" .annotation .file $root.Chart.Name $subchart $file .what) -}}
+{{- end -}}
+{{- fail (printf "upgrade-guard: Chart.yaml's %s names %s, but %s has no template templates/%s: name the templates that render %s, as paths from templates/ (templates/crds/foo.yaml as crds/foo.yaml), a subchart's as charts/SUBCHART/templates/FILE" .annotation .file $root.Chart.Name .file .what) -}}
 {{- end -}}
 {{- $text -}}
+{{- end -}}
+{{- end -}}
+
+
+{{- /* FILE, as Chart.yaml's template lists name it, shown as a path in the chart:
+charts/SUBCHART/templates/F is a subchart's template, any other path one under templates/. */ -}}
+{{- define "upgrade-guard.shown" -}}
+{{- if regexMatch "^charts/[^/]+/templates/." . }}{{ . }}{{ else }}templates/{{ . }}{{ end -}}
 {{- end -}}
