@@ -478,11 +478,29 @@ SCENARIOS: tuple[Scenario, ...] = (
     ),
     Scenario(
         "ug211",
-        old=root_schema({"slug": STR, "loose": with_(STR, pattern="^[a-z]+$")}),
-        new=root_schema({"slug": with_(STR, pattern="^[a-z]+$"), "loose": STR}),
+        old=root_schema(
+            {
+                "slug": STR,
+                "loose": with_(STR, pattern="^[a-z]+$"),
+                "proxy": with_(STR, pattern="^(http|https)://.+$"),
+                "hook": with_(STR, pattern="^(http|https|socks5)://.+$"),
+            }
+        ),
+        new=root_schema(
+            {
+                "slug": with_(STR, pattern="^[a-z]+$"),
+                "loose": STR,
+                "proxy": with_(STR, pattern="^(http|https|socks5)://.+$"),
+                "hook": with_(STR, pattern="^(http|https)://.+$"),
+            }
+        ),
         claims=(
             c("ug211-pattern-added", "spec.slug", {"slug": "ABC"}, "UG211"),
             allowed("ug211-pattern-removed", "spec.loose", {"loose": "abc"}, "UG211"),
+            c("ug211-pattern-narrowed", "spec.hook", {"hook": "socks5://proxy:1080"}, "UG211"),
+            allowed(
+                "ug211-pattern-widened", "spec.proxy", {"proxy": "https://proxy:3128"}, "UG211"
+            ),
         ),
     ),
     Scenario(

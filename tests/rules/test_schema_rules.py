@@ -191,11 +191,18 @@ MULTIPLE_FORMAT_PATTERN = [
     case(STR, {**STR, "format": "uuid"}, {("UG210", F)}, "format added: flagged"),
     case({**STR, "format": "uuid"}, STR, set(), "format removed: not flagged"),
     case(STR, {**STR, "pattern": "^a"}, {("UG211", F)}, "pattern added: flagged"),
+    case(STR, {**STR, "pattern": ".*"}, set(), "pattern added, accepting any string: not flagged"),
+    case(
+        {**STR, "pattern": "^(a|b)"},
+        {**STR, "pattern": "^a"},
+        {("UG211", F)},
+        "pattern narrowed: flagged",
+    ),
     case(
         {**STR, "pattern": "^a"},
         {**STR, "pattern": "^(a|b)"},
-        {("UG211", F)},
-        "pattern changed, even if looser: flagged",
+        set(),
+        "pattern widened: not flagged (tests/rules/test_pattern_changed.py)",
     ),
     case({**STR, "pattern": "^a"}, STR, set(), "pattern removed: not flagged"),
 ]

@@ -57,16 +57,23 @@ class _Unsupported(Exception):
 @lru_cache(maxsize=4096)
 def compiled(pattern: str) -> re.Pattern[str] | None:
     """``pattern`` as Python's re reads it with Go's meaning, or None when it cannot."""
-    try:
-        translated = _Translation(pattern).text()
-    except _Unsupported:
+    python = translated(pattern)
+    if python is None:
         return None
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # "possible nested set": a meaning RE2 does not give
         try:
-            return re.compile(translated)
+            return re.compile(python)
         except (re.error, FutureWarning):
             return None
+
+
+def translated(pattern: str) -> str | None:
+    """``pattern`` in Python's syntax with Go's meaning, or None when it cannot be."""
+    try:
+        return _Translation(pattern).text()
+    except _Unsupported:
+        return None
 
 
 class _Translation:
