@@ -137,15 +137,16 @@ def _emit(
     reach: Reach,
     footer: str = "",
     chart_version: str | None = None,
+    release: str | None = None,
 ) -> ExitCode:
     if reach.output == "text":
         report = hook_log.render(
-            outcome, phase, checked, footer, reach.limit, chart_version, reach.accepting
+            outcome, phase, checked, footer, reach.limit, chart_version, reach.accepting, release
         )
         sys.stdout.write(report)
     else:
         sys.stdout.write(REPORTERS[reach.output](outcome))
-    reach.log.write(hook_log.termination_summary(outcome, phase, checked))
+    reach.log.write(hook_log.termination_summary(outcome, phase, checked, release))
     return outcome.exit_code
 
 
@@ -416,4 +417,7 @@ def report(request: pipeline.Request, reach: Reach, api: Api) -> ExitCode:
         took = f"{result.read}; {time.monotonic() - reach.started:.1f}s"
         footer = "\n".join([*result.way_out, took])
     chart_version = request.prepared.admin.chart_version
-    return _emit(result.outcome, result.operation, result.checked, reach, footer, chart_version)
+    release = request.release.release if request.release is not None else None
+    return _emit(
+        result.outcome, result.operation, result.checked, reach, footer, chart_version, release
+    )

@@ -24,6 +24,12 @@ def place(finding: Finding) -> str:
     return " ".join(p for p in (finding.crd or ALL_CRDS, finding.version, finding.path) if p)
 
 
+def first_of(places: list[str]) -> str:
+    """The first FIRST_PATHS places and how many more, for one line of a report."""
+    more = len(places) - FIRST_PATHS
+    return ", ".join(places[:FIRST_PATHS]) + (f" and {more} more" if more > 0 else "")
+
+
 @dataclass(frozen=True)
 class Group:
     findings: tuple[Finding, ...]
@@ -46,8 +52,7 @@ class Group:
 
     def places_line(self) -> str:
         """The first places and how many more, for one line of a report."""
-        more = self.count - FIRST_PATHS
-        return ", ".join(self.places()) + (f" and {more} more" if more > 0 else "")
+        return first_of([place(finding) for finding in self.findings])
 
 
 def _key(finding: Finding) -> tuple[str, ...]:

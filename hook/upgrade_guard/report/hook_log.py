@@ -3,26 +3,34 @@
 Helm 4.1.4 (``pkg/action/hooks.go``, ``outputLogsByPolicy``) reads the whole log of every
 container of the hook's Pod (``pods/log``: stdout and stderr together, as ``kubectl logs``
 shows it) and prints it through its logger as ONE line with ``\\n`` escaped. Whatever the
-hook writes, on either stream, is on that line; so the log itself is bounded. It is grouped
-as ``diff``'s report is (a change repeated at many paths told once, with its count and first
-places), the verdict first, then the refusals, each with the way out, then the rest. Blocks
-are kept or left out whole, so a path shown is never cut. What the bound leaves out is
-counted on the last line, with where to read it. The summary for the termination log
-(``kubectl describe``) stays under Kubernetes' 4096 bytes. Names and schema paths only: no
-stored object's values.
+hook writes, on either stream, is on that line; so the log itself is bounded, and so is the
+termination message (``kubectl describe``; Kubernetes keeps 4096 bytes of it).
+
+Both are budgeted by harm. First the verdict, then every refusal, those that delete objects
+first, then those that lose data on read, then those that refuse writes, then the rest
+(``harm``); each is told as fully as leaves room for a line of every later one: with its
+way out, else with its message and the objects it names, else by its place alone. Then the
+warnings and infos, each whole while they fit. What is left out, or told in part, is
+counted, and the last line says where the whole report is. An entry is never cut, so a
+path shown is whole; a change repeated at many paths is told once, as ``diff``'s report
+tells it, with the evidence of each of its places. Names and schema paths only: no stored
+object's values.
 """
 
 from __future__ import annotations
 
+import enum
 import json
+from collections import Counter
+from dataclasses import dataclass, field
 
 from upgrade_guard import rules
-from upgrade_guard.findings import Finding, Outcome
+from upgrade_guard.findings import Finding, Harm, Outcome
 from upgrade_guard.judging import ACCEPTED
 from upgrade_guard.report import grouping
 from upgrade_guard.report.grouping import Group
 from upgrade_guard.report.json_report import summary
-from upgrade_guard.rules import acceptance_unused
+from upgrade_guard.rules import acceptance_unused, crd_deleted
 
 TERMINATION_LIMIT = 4096
 # The log's bound: Helm prints it as one line, and 4096 bytes is about one screen of a
@@ -119,37 +127,155 @@ def _tail(finding: Finding, chart_version: str | None, places: int = 1) -> list[
     )
 
 
-def _group_block(group: Group, chart_version: str | None) -> list[str]:
+class Damage(enum.IntEnum):
+    """What a refusal does to stored objects, most harmful first: the order the bounded
+    reports tell refusals in."""
+
+    DELETED = 0  # the objects are deleted (their CRD is)
+    READ = 1  # they read back changed: data lost on read
+    WRITE = 2  # their writes are refused
+    OTHER = 3
+
+
+_DAMAGE = {
+    Harm.CHANGED_ON_READ: Damage.READ,
+    Harm.BOTH: Damage.READ,  # ranked by its read: the worse of the two
+    Harm.REFUSED_ON_WRITE: Damage.WRITE,
+}
+
+
+def damage(finding: Finding) -> Damage:
+    """What ``finding`` does to stored objects: its rule's harm, a deletion of the CRD
+    (UG608) first of all."""
+    if finding.code == crd_deleted.RULE.code:
+        return Damage.DELETED
+    rule = rules.lookup(finding.code)
+    return _DAMAGE.get(rule.harm, Damage.OTHER) if rule is not None else Damage.OTHER
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """One entry of a bounded report (a repeated change, or a finding) in the forms it may
+    take, fullest first: a refusal's with its way out; with its message and the objects it
+    names; its places alone (a repeated change's first few, then its first)."""
+
+    findings: tuple[Finding, ...]
+    forms: tuple[list[str], ...]
+
+
+def _short_line(finding: Finding) -> str:
+    return f"{_label(finding)} {finding.code} {finding.rule} {grouping.place(finding)}"
+
+
+def _group_entry(group: Group, chart_version: str | None) -> _Entry:
     first = group.first
     crds = len(group.crds)
-    head = (
+    short = (
         f"{_label(first)} {first.code} {first.rule}, {group.count} times in {crds}"
-        f" CRD{'' if crds == 1 else 's'}: {first.message}"
+        f" CRD{'' if crds == 1 else 's'}"
     )
-    return [head, f"  at {group.places_line()}", *_tail(first, chart_version, group.count)]
+    at = f"  at {group.places_line()}"
+    named = [f"{short}: {first.message}", at, *_group_evidence(group)]
+    more = group.count - 1
+    placed = f"{short}, at {grouping.place(first)}" + (f" and {more} more" if more else "")
+    forms = (named + _tail(first, chart_version, group.count), named, [short, at], [placed])
+    return _Entry(group.findings, forms)
 
 
-def _single_block(finding: Finding, chart_version: str | None) -> list[str]:
-    return [finding_line(finding), *_evidence_lines(finding), *_tail(finding, chart_version)]
+def _single_entry(finding: Finding, chart_version: str | None) -> _Entry:
+    named = [finding_line(finding), *_evidence_lines(finding)]
+    forms = (named + _tail(finding, chart_version), named, [_short_line(finding)])
+    return _Entry((finding,), forms)
 
 
-def _blocks(
-    outcome: Outcome, chart_version: str | None
-) -> list[tuple[list[str], tuple[Finding, ...]]]:
-    """Each block's lines and the findings it tells: refusals first (repeated changes, then
-    the rest in their order), then the findings that do not refuse, grouped the same way."""
+def _entries(outcome: Outcome, chart_version: str | None) -> tuple[list[_Entry], list[_Entry]]:
+    """The refusals, by harm, then in the order found; and the rest: what the admin
+    accepted, then by severity, the excused last."""
     groups, singles = grouping.grouped(outcome.findings)
-    blocks: list[tuple[list[str], tuple[Finding, ...]]] = []
-    for refusing in (True, False):
-        blocks += [
-            (_group_block(g, chart_version), g.findings)
-            for g in groups
-            if g.first.refuses is refusing
-        ]
-        blocks += [
-            (_single_block(f, chart_version), (f,)) for f in singles if f.refuses is refusing
-        ]
-    return blocks
+    found = {id(finding): index for index, finding in enumerate(outcome.findings)}
+    entries = [_group_entry(g, chart_version) for g in groups]
+    entries += [_single_entry(f, chart_version) for f in singles]
+    refusals = [e for e in entries if e.findings[0].refuses]
+    refusals.sort(key=lambda e: (damage(e.findings[0]), found[id(e.findings[0])]))
+    rest = [e for e in entries if not e.findings[0].refuses]
+    rest.sort(
+        key=lambda e: (
+            not accepted(e.findings[0]),
+            -e.findings[0].severity,
+            e.findings[0].excused is not None,
+            found[id(e.findings[0])],
+        )
+    )
+    return refusals, rest
+
+
+@dataclass
+class _Laid:
+    lines: list[str] = field(default_factory=list)
+    left: list[Finding] = field(default_factory=list)  # what no line tells
+    partly: int = 0  # refusals told in a shorter form than their first
+
+
+def _lay(refusals: list[_Entry], rest: list[_Entry], room: int) -> _Laid:
+    """The refusals in order, each in the fullest form that leaves room for every later
+    one's shortest; when even the shortest forms do not all fit, as many as fit (the first
+    always), the others counted. Then the rest, whole entries while they fit."""
+    laid = _Laid()
+    used = 0
+    later = sum(_size(entry.forms[-1]) for entry in refusals)
+    going = True  # until an entry does not fit: the later ones are left out
+    for index, entry in enumerate(refusals):
+        later -= _size(entry.forms[-1])
+        fitting = [form for form in entry.forms if used + _size(form) + later <= room]
+        form = fitting[0] if fitting else entry.forms[-1]
+        going = going and (bool(fitting) or not index or used + _size(form) <= room)
+        if not going:
+            laid.left += entry.findings
+            continue
+        laid.lines += form
+        laid.partly += form is not entry.forms[0]
+        used += _size(form)
+    for entry in rest:
+        going = going and used + _size(entry.forms[0]) <= room
+        if not going:
+            laid.left += entry.findings
+            continue
+        laid.lines += entry.forms[0]
+        used += _size(entry.forms[0])
+    return laid
+
+
+def _bounded(
+    head: list[str],
+    refusals: list[_Entry],
+    rest: list[_Entry],
+    ending: list[str],
+    whole: str,
+    limit: int,
+    unlisted: list[Finding] | None = None,
+) -> str:
+    """head, the entries laid within ``limit`` bytes with ``ending``, and when any is left
+    out (``unlisted`` always is) or told in part, what was and, last, where the whole
+    report is."""
+    room = limit - _size(head) - _size(ending)
+    laid = _lay(refusals, rest, room)
+    unlisted = unlisted or []
+    if laid.left or laid.partly or unlisted:
+        everything = [f for entry in [*refusals, *rest] for f in entry.findings]
+        reserve = _size([_counted([*everything, *unlisted], len(refusals)), whole])
+        laid = _lay(refusals, rest, room - reserve)
+        ending = [_counted([*laid.left, *unlisted], laid.partly), *ending, whole]
+    return "\n".join(head + laid.lines + ending) + "\n"
+
+
+def whole_report(phase: str, release: str | None) -> str:
+    """Where every finding is told, unbounded: the Helm plugin runs the same checks."""
+    operation = phase.removeprefix("pre-")
+    target = "REVISION" if operation == "rollback" else "CHART"
+    return (
+        f"the whole report: `helm guard {operation} {release or 'RELEASE'} {target}` with"
+        " your helm flags (the helm-guard plugin runs these checks and prints every finding)"
+    )
 
 
 def render(
@@ -160,64 +286,81 @@ def render(
     limit: int = LOG_LIMIT,
     chart_version: str | None = None,
     accepting: str = ACCEPT_BY_VALUES,
+    release: str | None = None,
 ) -> str:
-    """The report, at most ``limit`` bytes unless its first block alone is longer (a block
-    is never cut: its paths stay whole). With refusals, the line after the verdict says how
-    to read their ways out."""
-    lines = [verdict_line(outcome, phase, checked)]
+    """The report within ``limit`` bytes (unless its first refusal's place alone is longer:
+    a line is never cut, so a path stays whole): the verdict, with refusals the line saying
+    how to read their ways out, every refusal by harm, the rest while it fits, ``footer``.
+    What is left out or told in part is counted, and the last line says where the whole
+    report is (``release``: the Helm release the hook runs for)."""
+    head = [verdict_line(outcome, phase, checked)]
     if not outcome.safe:
-        lines.append(_legend(accepting))
-    blocks = _blocks(outcome, chart_version)
+        head.append(_legend(accepting))
+    refusals, rest = _entries(outcome, chart_version)
     ending = [footer] if footer else []
-    used = _size(lines) + _size(ending)
-    for index, (block, _) in enumerate(blocks):
-        left = [found for _, told in blocks[index:] for found in told]
-        last = index == len(blocks) - 1
-        room = 0 if last else len(_left_out_line(left).encode()) + 1
-        if index and used + _size(block) + room > limit:
-            lines.append(_left_out_line(left))
-            break
-        lines += block
-        used += _size(block)
-    return "\n".join(lines + ending) + "\n"
+    return _bounded(head, refusals, rest, ending, whole_report(phase, release), limit)
 
 
 def _size(lines: list[str]) -> int:
     return sum(len(line.encode()) + 1 for line in lines)
 
 
-def _left_out_line(left: list[Finding]) -> str:
-    refusing = sum(finding.refuses for finding in left)
-    return (
-        f"... {len(left)} more findings not shown ({refusing} refusing): this log is kept to"
-        f" {LOG_LIMIT} bytes for Helm's one-line output; the Pod's termination message"
-        " (kubectl describe pod) lists the refusals by code and path, and `upgrade-guard diff`"
-        " on the live and the chart's CRDs prints every schema finding"
+def _counted(left: list[Finding], partly: int) -> str:
+    """What a bounded report leaves out: the refusals by code, the rest by kind, and how
+    many refusals it tells in part."""
+    codes = Counter(finding.code for finding in left if finding.refuses)
+    kinds = Counter(
+        "excused" if finding.excused else str(finding.severity)
+        for finding in left
+        if not finding.refuses
     )
+    parts = []
+    if codes:
+        told = ", ".join(code if n == 1 else f"{code} x{n}" for code, n in codes.items())
+        parts.append(f"refusals {told}")
+    if kinds:
+        parts.append(", ".join(f"{kinds[kind]} {kind}" for kind in _KINDS if kinds[kind]))
+    if partly:
+        parts.append(f"the rest of {partly} refusal{'' if partly == 1 else 's'} told in part")
+    return f"... left out here: {'; '.join(parts)}"
+
+
+_KINDS = ("error", "warning", "info", "excused")
 
 
 def _evidence_lines(finding: Finding) -> list[str]:
-    """What the stored objects showed (names and counts only), and the declared breaks of
-    other releases that would have excused the finding."""
+    """What the stored objects showed (names and counts only, or why they could not be
+    checked), and the declared breaks of other releases that would have excused the
+    finding."""
     shown = ("evidence: ", "declared break ")
     return [f"  {note}" for note in finding.notes if note.startswith(shown)]
 
 
-def termination_summary(outcome: Outcome, phase: str, checked: int) -> str:
-    """The verdict and as many refusals as fit in the termination message."""
-    lines = [verdict_line(outcome, phase, checked)]
-    refusing = [f for f in outcome.findings if f.refuses]
-    used = len(lines[0].encode()) + 1
-    for index, finding in enumerate(refusing):
-        line = " ".join(p for p in (finding.code, grouping.place(finding)) if p)
-        rest = len(refusing) - index
-        tail = f"... and {rest} more refusals"
-        if used + len(line.encode()) + 1 + len(tail.encode()) + 1 > TERMINATION_LIMIT:
-            lines.append(tail)
-            break
-        lines.append(line)
-        used += len(line.encode()) + 1
-    return fit("\n".join(lines) + "\n")
+def _group_evidence(group: Group) -> list[str]:
+    """Each evidence line of a repeated change's findings once, with the places it is
+    about unless it is about all of them."""
+    places: dict[str, list[str]] = {}
+    for finding in group.findings:
+        for line in _evidence_lines(finding):
+            places.setdefault(line, []).append(grouping.place(finding))
+    return [
+        line if len(at) == group.count else f"{line} (at {grouping.first_of(at)})"
+        for line, at in places.items()
+    ]
+
+
+def termination_summary(
+    outcome: Outcome, phase: str, checked: int, release: str | None = None
+) -> str:
+    """The termination message, within Kubernetes' 4096 bytes: the verdict, then every
+    refusal by harm (with its message and the objects it names while they fit, else its
+    place alone), the rest counted, and where the whole report is."""
+    refusals, rest = _entries(outcome, None)
+    told = [_Entry(entry.findings, entry.forms[1:]) for entry in refusals]
+    counted = [finding for entry in rest for finding in entry.findings]
+    head = [verdict_line(outcome, phase, checked)]
+    whole = whole_report(phase, release)
+    return fit(_bounded(head, told, [], [], whole, TERMINATION_LIMIT, counted))
 
 
 def fit(text: str) -> str:
