@@ -260,3 +260,27 @@ def test_a_change_with_other_values_is_not_grouped() -> None:
     other = replace(REPEATED.findings[0], new=128, message="maxLength tightened: none -> <= 128")
     outcome = replace(REPEATED, findings=(REPEATED.findings[0], other))
     assert json.loads(REPORTERS["json"](outcome))["groups"] == []
+
+
+def test_a_repeated_change_keeps_the_notes_of_its_places() -> None:
+    """Each note once, with its places unless every finding of the change carries it."""
+
+    def unchecked(path: str, why: str) -> Finding:
+        return Finding("UG202", "required-added", Severity.ERROR, "a.example.com", "v1", path,
+                       "required", notes=("ratcheted", f"evidence: not checkable: {why}"))  # fmt: skip
+
+    limit = "stopped at the limit of 10 widgets, none affected"
+    findings = (
+        unchecked("spec.a", limit),
+        unchecked("spec.b", limit),
+        unchecked("spec.c", "objects are converted by a webhook"),
+    )
+    notes = [
+        "ratcheted",
+        f"evidence: not checkable: {limit} (at a.example.com v1 spec.a, a.example.com v1 spec.b)",
+        "evidence: not checkable: objects are converted by a webhook (at a.example.com v1 spec.c)",
+    ]
+    outcome = Outcome(findings, 1)
+    shown = REPORTERS["text"](outcome, Terminal(width=200))
+    assert all(f"note: {note}" in shown for note in notes), shown
+    assert all(f"({note})" in REPORTERS["markdown"](outcome) for note in notes)

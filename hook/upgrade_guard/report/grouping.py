@@ -50,6 +50,18 @@ class Group:
         """Where the first ``limit`` findings are: CRD, version and path."""
         return [place(finding) for finding in self.findings[:limit]]
 
+    def notes(self) -> list[str]:
+        """Each note of the findings once (the evidence of each place, why it could not be
+        checked), with the places of the findings carrying it unless all do."""
+        places: dict[str, list[str]] = {}
+        for finding in self.findings:
+            for note in finding.notes:
+                places.setdefault(note, []).append(place(finding))
+        return [
+            note if len(at) == self.count else f"{note} (at {first_of(at)})"
+            for note, at in places.items()
+        ]
+
     def places_line(self) -> str:
         """The first places and how many more, for one line of a report."""
         return first_of([place(finding) for finding in self.findings])

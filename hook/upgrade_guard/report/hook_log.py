@@ -328,25 +328,19 @@ def _counted(left: list[Finding], partly: int) -> str:
 _KINDS = ("error", "warning", "info", "excused")
 
 
+_SHOWN_NOTES = ("evidence: ", "declared break ")
+
+
 def _evidence_lines(finding: Finding) -> list[str]:
     """What the stored objects showed (names and counts only, or why they could not be
     checked), and the declared breaks of other releases that would have excused the
     finding."""
-    shown = ("evidence: ", "declared break ")
-    return [f"  {note}" for note in finding.notes if note.startswith(shown)]
+    return [f"  {note}" for note in finding.notes if note.startswith(_SHOWN_NOTES)]
 
 
 def _group_evidence(group: Group) -> list[str]:
-    """Each evidence line of a repeated change's findings once, with the places it is
-    about unless it is about all of them."""
-    places: dict[str, list[str]] = {}
-    for finding in group.findings:
-        for line in _evidence_lines(finding):
-            places.setdefault(line, []).append(grouping.place(finding))
-    return [
-        line if len(at) == group.count else f"{line} (at {grouping.first_of(at)})"
-        for line, at in places.items()
-    ]
+    """The same for each place of a repeated change, each note once."""
+    return [f"  {note}" for note in group.notes() if note.startswith(_SHOWN_NOTES)]
 
 
 def termination_summary(

@@ -37,6 +37,8 @@ def _group_row(group: Group) -> str:
     first = group.first
     severity = "excused" if first.excused else str(first.severity)
     message = first.message + (f" (excused: {first.excused})" if first.excused else "")
+    for note in group.notes():
+        message += f" ({note})"
     crds = ", ".join(f"`{crd}`" for crd in group.crds[:FIRST_CRDS])
     if len(group.crds) > FIRST_CRDS:
         crds += f" and {len(group.crds) - FIRST_CRDS} more"

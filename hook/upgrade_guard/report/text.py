@@ -53,6 +53,7 @@ def _group_lines(group: Group) -> list[RenderableType]:
     lines: list[RenderableType] = [head, _indented(first.message)]
     if first.excused:
         lines.append(_indented(f"excused: {first.excused}", style="green"))
+    lines.extend(_indented(f"note: {note}", style="dim") for note in group.notes())
     places = group.places()
     more = group.count - len(places)
     lines += [
