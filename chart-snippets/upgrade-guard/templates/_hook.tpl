@@ -170,7 +170,7 @@ metadata:
   namespace: {{ $root.Release.Namespace }}
   annotations:
     {{- include "upgrade-guard.annotations" -5 | nindent 4 }}
-    helm.sh/hook-output-log-policy: hook-failed
+    helm.sh/hook-output-log-policy: hook-succeeded,hook-failed
 spec:
   backoffLimit: 0
   activeDeadlineSeconds: {{ $v.activeDeadlineSeconds }}
