@@ -452,6 +452,8 @@ def test_an_admin_acceptance_lets_one_refused_upgrade_through_and_no_other(
         "upgrade-guard SAFE with 1 finding ACCEPTED by the cluster admin: pre-upgrade"
     ), passed.log
     assert f"ACCEPTED {entry['code']} " in passed.log, passed.log
+    # helm prints the passing hook's log too (hook-output-log-policy: hook-succeeded)
+    assert f"ACCEPTED {entry['code']} " in accepted.stderr, show(accepted)
     assert schema_version(cluster) == "3"
 
     # The next chart version, the same CRDs: --reuse-values keeps the acceptance, which names
