@@ -1,4 +1,5 @@
-"""The hook's report, for `kubectl logs` and for the log Helm prints when a hook fails.
+"""The hook's report, for `kubectl logs` and for the log Helm prints when a hook fails or
+passes (the library's ``helm.sh/hook-output-log-policy: hook-succeeded,hook-failed``).
 
 Helm 4.1.4 (``pkg/action/hooks.go``, ``outputLogsByPolicy``) reads the whole log of every
 container of the hook's Pod (``pods/log``: stdout and stderr together, as ``kubectl logs``
@@ -8,7 +9,7 @@ termination message (``kubectl describe``; Kubernetes keeps 4096 bytes of it).
 
 Both are budgeted by harm. First the verdict, then every refusal, those that delete objects
 first, then those that lose data on read, then those that refuse writes, then the rest
-(``harm``); each is told as fully as leaves room for a line of every later one: with its
+(``damage``); each is told as fully as leaves room for a line of every later one: with its
 way out, else with its message and the objects it names, else by its place alone. Then the
 warnings and infos, each whole while they fit. What is left out, or told in part, is
 counted, and the last line says where the whole report is. An entry is never cut, so a
@@ -34,7 +35,7 @@ from upgrade_guard.rules import acceptance_unused, crd_deleted
 
 TERMINATION_LIMIT = 4096
 # The log's bound: Helm prints it as one line, and 4096 bytes is about one screen of a
-# 120-column terminal, so the verdict is still in sight above Helm's own error line. The
+# 120-column terminal, so the verdict is still in sight above Helm's own lines. The
 # same bound as the termination message, so both show about as much.
 LOG_LIMIT = 4096
 # Each refusal tells the person running helm what they can do now, and separately what the
