@@ -360,51 +360,30 @@ def parse_policy(raw: Any, source: str) -> Policy:
 # ------------------------------------------------ declared breaks written from findings
 
 
-def _crd_glob(names: set[str]) -> str:
-    """One CRD name, or a glob over the longest dotted suffix the names share."""
-    if len(names) == 1:
-        return next(iter(names))
-    labels = [name.split(".") for name in names]
-    shared: list[str] = []
-    while all(len(parts) > len(shared) + 1 for parts in labels):
-        candidates = {parts[-1 - len(shared)] for parts in labels}
-        if len(candidates) != 1:
-            break
-        shared.insert(0, candidates.pop())
-    single_label = all(len(parts) == len(shared) + 1 for parts in labels)
-    return ("*" if single_label else "**") + "".join(f".{label}" for label in shared)
-
-
 def declared_break_entries(
     findings: Iterable[Finding], schema_version: int | None = None
 ) -> list[tuple[int, dict[str, Any]]]:
-    """Policy entries, with ``reason: ""`` to fill in, that would excuse every refusing
-    finding: findings of one rule with the same change (old -> new) become one group entry;
-    the others one entry per place (CRD, rule, version, path). Each comes with the number
-    of findings it covers; groups come first, so they match before any place entry. With
-    the schema version the release ships, each entry carries it, so it applies to that
-    release only and later releases (a value change, a rollback way out) skip it."""
-    changes: dict[tuple[str, str, str], list[Finding]] = {}
+    """Policy entries, with ``reason: ""`` to fill in, that excuse every refusing finding and
+    nothing else this comparison or a later one finds: one entry per place (CRD, rule,
+    version, path), each named exactly (no CRD glob, no path glob, no group by change:
+    those would excuse the same change at every path of every CRD of a group, now and in
+    later releases), with the number of findings it covers. With the schema version the
+    release ships, each entry carries it, so it applies to that release only and later
+    releases (a value change, a rollback way out) skip it."""
+    places: dict[tuple[str, str, str | None, str | None], list[Finding]] = {}
     for finding in findings:
         # a break names a CRD: one about the CRDs as a whole is never excused by one
         if finding.refuses and finding.crd is not None and rules.lookup(finding.code) is not None:
-            key = (finding.code, _canonical_json(finding.old), _canonical_json(finding.new))
-            changes.setdefault(key, []).append(finding)
+            where = (finding.crd, finding.code, finding.version, finding.path)
+            places.setdefault(where, []).append(finding)
     entries: list[tuple[int, dict[str, Any]]] = []
-    places: dict[tuple[str | None, str, str | None, str | None], list[Finding]] = {}
-    for members in changes.values():
-        first = members[0]
-        if len(members) == 1:
-            places.setdefault((first.crd, first.code, first.version, first.path), []).append(first)
-            continue
-        group = {"crd": _crd_glob({f.crd for f in members if f.crd}), "rule": first.rule}
-        entries.append((len(members), {**group, "old": first.old, "new": first.new}))
     for (crd, _, version, path), members in places.items():
         entry: dict[str, Any] = {"crd": crd, "rule": members[0].rule}
         if version is not None:
             entry["version"] = version
         if path is not None:
             entry["path"] = path
-        entries.append((len(members), entry))
-    shipped = {} if schema_version is None else {"schema-version": schema_version}
-    return [(count, {**entry, **shipped, "reason": ""}) for count, entry in entries]
+        if schema_version is not None:
+            entry["schema-version"] = schema_version
+        entries.append((len(members), {**entry, "reason": ""}))
+    return entries

@@ -33,9 +33,10 @@ One entry for many findings:
       reason: empty strings were never valid for the controller.
 
 Writing them: `upgrade-guard diff OLD NEW --declare-breaks` appends every finding that
-refuses to the policy, grouped as above, each with reason: "" (and schema-version: N when
-the new CRDs rise to schema version N). The policy is refused until
-every reason says why, so nothing is excused by accident. Read each entry before filling it.
+refuses to the policy, one entry per CRD, version and path (no glob, no group), each with
+reason: "" (and schema-version: N when the new CRDs rise to schema version N). The policy
+is refused until every reason says why, so nothing is excused by accident. Read each entry
+before filling it; widen one by hand (a glob, a group) only where that is what you mean.
 
 Releases: with stamped CRDs, add schema-version: N to a break that ships with schema version
 N. verify-history, diff and the hook then use it only for the release that crosses N; a

@@ -4,12 +4,22 @@ objects decide sits beside the nearest one they decide the other way."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_hook import STRING, apply, guard_account, new_group, run_hook, widget_crd
+import yaml
+from test_hook import (
+    STRING,
+    UPGRADE_GUARD,
+    apply,
+    guard_account,
+    new_group,
+    run_hook,
+    widget_crd,
+)
 
 from testenv import Cluster, CRDTrial
 from upgrade_guard.cluster import stored
@@ -127,6 +137,54 @@ def field_removed(cluster: Cluster, namespace: str, specs: dict[str, Any],
     live = widget_crd(group, {"mode": STRING, "legacy": STRING})
     chart = widget_crd(group, {"mode": STRING})
     return setup(cluster, namespace, live, chart, specs, may_list=may_list)
+
+
+def test_a_break_diff_declared_excuses_in_the_hook_and_says_what_objects_confirm(
+    cluster: Cluster, namespace: str, tmp_path: Path
+) -> None:
+    """Issue 34 §7: the entries `diff --declare-breaks` writes (offline, from the two CRD
+    files) are accepted by the hook and excuse exactly those findings; where a stored object
+    confirms one, the excused finding says so. Beside it, the break for the release after:
+    not applied, the finding refuses with the objects' evidence."""
+    group = new_group()
+    live = widget_crd(group, {"mode": STRING, "size": STRING},
+                      annotations={"crd-schema-version": "1"})  # fmt: skip
+    chart = widget_crd(group, {"mode": ENUM["mode"], "size": {**STRING, "maxLength": 3}},
+                       annotations={"crd-schema-version": "2"})  # fmt: skip
+    specs = {"a": {"mode": "Snapshot", "size": "1"}, "b": {"mode": "Full", "size": "2"}}
+    kubeconfig, crds = setup(cluster, namespace, live, chart, specs)
+    work = tmp_path / "repo"
+    (work / ".git").mkdir(parents=True)
+    for name, body in (("live.yaml", live), ("chart.yaml", chart)):
+        (work / name).write_text(yaml.safe_dump(body))
+    declared = subprocess.run(
+        [UPGRADE_GUARD, "diff", "live.yaml", "chart.yaml", "--declare-breaks"],
+        cwd=work, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert declared.returncode == 1, declared.stderr
+    policy = work / ".upgrade-guard.yaml"
+    written = yaml.safe_load(policy.read_text())["declared-breaks"]
+    assert sorted((b["crd"], b.get("version"), b.get("path"), b["schema-version"])
+                  for b in written) == [
+        (f"widgets.{group}", "v1", "spec.mode", 2), (f"widgets.{group}", "v1", "spec.size", 2)
+    ]  # fmt: skip
+    policy.write_text(policy.read_text().replace('reason: ""', "reason: meant"))
+    run = run_hook(kubeconfig, crds, tmp_path, "--policy", str(policy))
+    assert run.code == 0 and run.codes(refusing_only=False) == {"UG207", "UG208"}, run
+    assert "UG902" not in run.stdout and "error " not in run.stdout, run
+    confirmed = (
+        f"  evidence: excused, though confirmed: 1 of 2 widgets affected: {namespace}/a;"
+        " refused on CREATE and on any change of spec.mode; other updates pass by ratcheting"
+    )
+    lines = run.stdout.splitlines()
+    assert confirmed in lines, run
+    assert sum(line.startswith("excused ") for line in lines) == 2, run
+    assert sum("excused, though confirmed" in line for line in lines) == 1, run
+    later = policy.read_text().replace("schema-version: 2", "schema-version: 3")
+    policy.write_text(later)
+    other = run_hook(kubeconfig, crds, tmp_path, "--policy", str(policy))
+    assert other.code == 1 and other.codes() == {"UG207"}, other
+    assert f"  evidence: 1 of 2 widgets affected: {namespace}/a;" in other.stdout, other
 
 
 def test_without_list_permission_the_finding_stays(cluster: Cluster, namespace: str,

@@ -3,9 +3,11 @@ written from findings, typo hints, and why a scoped break did not apply."""
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +16,19 @@ import yaml
 
 from corpus import require_corpus
 from crd_builders import NAME, compare, crd, obj, spec_schema, version
+from upgrade_guard import engine
+from upgrade_guard.counters import hook_checks
+from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Outcome
-from upgrade_guard.policy import PolicyError, declared_break_entries, parse_policy
+from upgrade_guard.judging import Context, Release, judge
+from upgrade_guard.policy import (
+    DEFAULT_POLICY,
+    SCHEMA_VERSION,
+    Policy,
+    PolicyError,
+    declared_break_entries,
+    parse_policy,
+)
 from upgrade_guard.write.declared_breaks import append_declared_breaks
 
 STR = {"type": "string"}
@@ -154,15 +167,78 @@ def test_an_unused_break_suggests_the_nearest_crd() -> None:
     assert unused[0].message.endswith(f"(did you mean {NAME!r}?)")
 
 
-def test_written_entries_group_by_change_and_excuse_exactly_the_findings() -> None:
-    outcome = compare(OLD, NEW)
-    entries = declared_break_entries(outcome.findings)
-    assert entries == [
-        (3, {"crd": NAME, "rule": "bound-tightened", "old": None, "new": 1, "reason": ""})
-    ]
-    filled = [{**e, "reason": "filled"} for _, e in entries]
-    again = compare(OLD, NEW, policy=parse_policy({"declared-breaks": filled}, "p"))
-    assert again.safe and len(excused_paths(again)) == 3
+def gadgets(body: dict[str, Any]) -> dict[str, Any]:
+    """The same CRD under another name of the same group."""
+    spec = {**body["spec"], "names": {**body["spec"]["names"], "plural": "gadgets"}}
+    return {**body, "metadata": {"name": "gadgets.example.com"}, "spec": spec}
+
+
+def with_third(body: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """body with spec.third as node."""
+    body = copy.deepcopy(body)
+    body["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"][
+        "third"
+    ] = node
+    return body
+
+
+# The next release tightens one more path of each CRD the same way: no break written for
+# the release before may excuse it.
+BEFORE, AFTER, NEXT = with_third(OLD, STR), with_third(NEW, STR), with_third(NEW, LONG)
+SCHEMA_KEY = "upgrade-guard.io/crd-schema-version"
+
+
+def crds(*bodies: dict[str, Any], schema_version: int) -> dict[str, Crd]:
+    stamped_bodies = (stamped(body, schema_version) for body in bodies)
+    return {body["metadata"]["name"]: Crd(body) for body in stamped_bodies}
+
+
+def hook_judgement(live: dict[str, Crd], chart: dict[str, Crd], policy: Policy) -> Outcome:
+    """What the hook's judge makes of replacing the live CRDs with the chart's: its schema
+    comparison and checks, on a cluster that ratchets, within the release the two cross
+    (pipelines/hook_run.py)."""
+    subject = replace(hook_checks.subject_for(policy, chart, {}, {}, None), live=live)
+    compared = hook_checks.compared_with_live(subject, policy)
+    release = Release.between(live, chart, policy.annotation(SCHEMA_VERSION))
+    context = Context(kube_version=(1, 33), release=release)
+    return judge(hook_checks.changes(subject, compared), policy, context)
+
+
+def test_written_entries_name_each_place_and_the_hook_excuses_exactly_those() -> None:
+    """Issue 34 §7: one entry per finding's place (CRD, version, path, schema version), never
+    a group's glob (``*.example.com`` at any path), so the diff and the hook both excuse
+    exactly the findings it was written for, and the next release's finding still refuses."""
+    old = crds(BEFORE, gadgets(BEFORE), schema_version=2)
+    new = crds(AFTER, gadgets(AFTER), schema_version=3)
+    outcome = judge(
+        engine.changes_between(old, new), DEFAULT_POLICY, Context(release=Release(2, 3))
+    )
+    found = sorted((f.crd, f.version, f.path) for f in outcome.findings if f.refuses)
+    entries = declared_break_entries(outcome.findings, 3)
+    assert all(count == 1 for count, _ in entries)
+    written = sorted((e["crd"], e["version"], e["path"]) for _, e in entries)
+    assert written == found and len(found) == 6
+    assert all(e["rule"] == "bound-tightened" and e["schema-version"] == 3 for _, e in entries)
+    assert not any("*" in str(value) for _, e in entries for value in e.values())
+    filled = parse_policy({"declared-breaks": [{**e, "reason": "r"} for _, e in entries]}, "p")
+    for judged_now in (
+        judge(engine.changes_between(old, new, filled), filled, Context(release=Release(2, 3))),
+        hook_judgement(old, new, filled),
+    ):
+        assert judged_now.safe
+        assert sorted((f.crd, f.version, f.path) for f in judged_now.findings if f.excused) == found
+    # the next release tightens spec.third the same way: not excused, even by the breaks
+    # without their schema version (the hook's cluster ratchets: warnings)
+    unscoped = [{k: v for k, v in e.items() if k != "schema-version"} for _, e in entries]
+    unscoped_policy = parse_policy(
+        {"declared-breaks": [{**e, "reason": "r"} for e in unscoped]}, "p"
+    )
+    for policy in (filled, unscoped_policy):
+        later = hook_judgement(new, crds(NEXT, gadgets(NEXT), schema_version=4), policy)
+        assert sorted((f.code, f.path, f.excused) for f in later.findings if f.code != "UG902") == [
+            ("UG208", "spec.third", None),
+            ("UG208", "spec.third", None),
+        ]
 
 
 def test_written_policy_appends_under_existing_breaks_keeping_the_rest(tmp_path: Path) -> None:
@@ -184,7 +260,7 @@ def test_written_policy_appends_under_existing_breaks_keeping_the_rest(tmp_path:
     assert after.startswith(before[: before.index("rules:")])
     assert after.endswith("rules:\n  UG107: error\n")
     breaks = yaml.safe_load(after)["declared-breaks"]
-    assert [b["reason"] for b in breaks] == ["old news", ""]
+    assert [b["reason"] for b in breaks] == ["old news", "", "", ""]
     assert "  - crd: widgets.example.com\n" in after and '    reason: ""\n' in after
 
 
@@ -202,7 +278,7 @@ def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_real_release_is_declared_in_a_few_grouped_entries(tmp_path: Path) -> None:
+def test_a_real_release_is_declared_place_by_place(tmp_path: Path) -> None:
     project, old, new = PROMETHEUS
     root = require_corpus() / project
     (tmp_path / ".git").mkdir()
@@ -210,9 +286,13 @@ def test_a_real_release_is_declared_in_a_few_grouped_entries(tmp_path: Path) -> 
         tmp_path, "diff", str(root / old), str(root / new), "--declare-breaks", "--output", "json"
     )
     assert first.returncode == 1
-    found = json.loads(first.stdout)["summary"]["error"]
+    report = json.loads(first.stdout)
+    found = report["summary"]["error"]
+    places = {(f["crd"], f["rule"], f["version"], f["path"]) for f in report["findings"]}
     written = yaml.safe_load((tmp_path / ".upgrade-guard.yaml").read_text())["declared-breaks"]
-    assert len(written) * 5 < found  # 122 findings, 15 entries when this was written
+    # one entry per place: 117 for 122 findings when this was written, none a glob
+    assert {(b["crd"], b["rule"], b.get("version"), b.get("path")) for b in written} == places
+    assert len(written) == len(places) and not any("*" in b["crd"] for b in written)
     unfilled = run(tmp_path, "diff", str(root / old), str(root / new))
     assert unfilled.returncode == 2
     assert "reason is empty" in unfilled.stderr
@@ -302,7 +382,7 @@ def test_declare_breaks_writes_the_schema_version_the_release_ships(tmp_path: Pa
     assert declared.returncode == 1, declared.stdout
     policy = tmp_path / ".upgrade-guard.yaml"
     written = yaml.safe_load(policy.read_text())["declared-breaks"]
-    assert [b["schema-version"] for b in written] == [3]
+    assert {b["schema-version"] for b in written} == {3} and len(written) == 3
     policy.write_text(policy.read_text().replace('reason: ""', "reason: names were never empty"))
     assert run(tmp_path, "diff", "v2.yaml", "v3.yaml").returncode == 0
     same = run(tmp_path, "diff", "v3.yaml", "v3.yaml", "--output", "json")

@@ -13,7 +13,7 @@ from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Harm, Outcome, Severity
 from upgrade_guard.judging import Changes
 from upgrade_guard.pipelines import evidence
-from upgrade_guard.policy import DEFAULT_POLICY
+from upgrade_guard.policy import DEFAULT_POLICY, Policy, parse_policy
 from upgrade_guard.rules.kinds import PropertyRule, Rule
 from upgrade_guard.subjects import HookSubject
 
@@ -267,6 +267,7 @@ def with_evidence(
     chart: Crd,
     live: Crd,
     stored: list[dict[str, Any]],
+    policy: Policy = DEFAULT_POLICY,
     context: judging.Context | None = None,
 ) -> Outcome:
     """The outcome judged from ``changes`` of live into chart, with the evidence of the
@@ -277,7 +278,7 @@ def with_evidence(
         for item in stored:
             gathered.add(name, item)
         gathered.listed(name, evidence.Listed(complete=True, problem=None))
-    return judging.judge(changes, context=replace(context or judging.Context(), evidence=gathered))
+    return judging.judge(changes, policy, replace(context or judging.Context(), evidence=gathered))
 
 
 @pytest.mark.parametrize("accepted", [False, True], ids=["refused", "accepted"])
@@ -294,11 +295,44 @@ def test_the_admin_accepts_the_finding_as_evidence_made_it(accepted: bool) -> No
     context = judging.Context(
         kube_version=(1, 35), chart_version="2.0.0", acceptances=(entry,) if accepted else ()
     )
-    outcome = with_evidence(changes, new, old, [obj("a", {"mode": "Snapshot"})], context)
+    outcome = with_evidence(changes, new, old, [obj("a", {"mode": "Snapshot"})], context=context)
     (result,) = outcome.findings
     assert (result.code, result.severity) == ("UG207", Severity.ERROR), outcome
     assert result.notes[-1].startswith("evidence: 1 of 1 things affected: ns/a")
     assert outcome.safe is accepted, outcome
+
+
+ENUM_BREAK = {"crd": "things.g.io", "rule": "UG207", "path": "spec.mode", "reason": "meant"}
+
+
+@pytest.mark.parametrize(
+    ("stored", "notes"),
+    [
+        pytest.param(
+            [obj("a", {"mode": "Snapshot"}), obj("b", {"mode": "Full"})],
+            (
+                "evidence: excused, though confirmed: 1 of 2 things affected: ns/a; refused on"
+                " CREATE and on any change of spec.mode; other updates pass by ratcheting",
+            ),
+            id="confirmed: still excused, and says so",
+        ),
+        pytest.param([obj("b", {"mode": "Full"})], (), id="no object affected: nothing to say"),
+    ],
+)
+def test_a_declared_break_excusing_a_finding_objects_confirm_says_so(
+    stored: list[dict[str, Any]], notes: tuple[str, ...]
+) -> None:
+    """Issue 34 §7: the break was written without this cluster's objects (offline, by
+    ``diff --declare-breaks``); it still excuses, and the finding tells what they show."""
+    old, new = things({"mode": STR}), things({"mode": {**STR, "enum": ["Full"]}})
+    policy = parse_policy({"declared-breaks": [ENUM_BREAK]}, "p")
+    changes = engine.changes_between({old.name: old}, {new.name: new}, policy)
+    outcome = with_evidence(changes, new, old, stored, policy)
+    (result,) = outcome.findings
+    assert (result.code, result.path, result.excused, result.severity) == (
+        "UG207", "spec.mode", "meant", Severity.ERROR
+    )  # fmt: skip
+    assert result.notes == notes and outcome.safe
 
 
 def test_objects_failing_where_no_finding_points_are_reported() -> None:
@@ -318,8 +352,9 @@ def test_objects_failing_where_no_finding_points_are_reported() -> None:
 
 def test_a_write_failing_where_only_an_excused_finding_points_is_where_no_finding_points() -> None:
     """The stored objects are read before the changes are judged, for every data change; a
-    place only a change the judge excused (a declared break, an acceptance) points at counts
-    as one no finding points at, as the findings the judge made are all that is reported."""
+    place only a change the judge made no finding of (its rule ignored by the policy) points
+    at counts as one no finding points at, as the findings the judge made are all that is
+    reported (an excused one included: it says what the objects show)."""
     size = {"size": {"type": "integer", "maximum": 3}}
     collected = evidence.VersionEvidence(
         judge.Judge(things({"mode": STR, **size}).schema_of("v1"), (1, 35)),

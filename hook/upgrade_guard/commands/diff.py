@@ -57,7 +57,7 @@ def diff(
         typer.Option(
             "--declare-breaks",
             help="Append every refusing finding to the policy as a declared break with"
-            ' reason: "" (grouped by rule and change) for a person to fill in.',
+            ' reason: "" (one per CRD, version and path) for a person to fill in.',
         ),
     ] = False,
     allow_no_crds: Annotated[

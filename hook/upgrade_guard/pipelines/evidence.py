@@ -16,8 +16,10 @@ with what the object would suffer at the finding's path:
 * **not checkable**: the listing stopped at its limit, or could not be made, or a CEL
   rule there could not be evaluated; the finding stays as it is and says why.
 
-Objects that would fail their next write (UPDATE or /status) for a reason no finding names
-are counted too. Reports carry names and schema paths, never object values.
+A finding the policy excuses (a declared break, an acceptance) stays excused: its authors
+wrote it without this cluster's objects; when objects confirm it, it says so, with the
+count and names. Objects that would fail their next write (UPDATE or /status) for a reason
+no finding names are counted too. Reports carry names and schema paths, never object values.
 """
 
 from __future__ import annotations
@@ -243,20 +245,7 @@ def classify(
     """``finding``, whose rule does ``harm``, with its evidence: ``complete`` when every
     stored object was checked."""
     if tally is not None and tally.affected:
-        shown = ", ".join(tally.names) + (", ..." if tally.affected > len(tally.names) else "")
-        of = f"{checked:,}" if complete else f"the first {checked:,}"
-        what = f"{tally.affected:,} of {of} {kind} affected: {shown}"
-        if tally.writes_fail:
-            what += f"; {tally.writes_fail:,} of them also fail their next update"
-        else:
-            what += (
-                f"; refused on CREATE and on any change of {_revalidated_on_change(finding)};"
-                " other updates pass by ratcheting"
-                if harm is not Harm.CHANGED_ON_READ
-                else "; they read back changed"
-            )
-        if tally.read_defaults:
-            what += f"; {_read_defaults_note(tally.read_defaults, kind)}"
+        what = _affected(finding, harm, tally, checked, complete, kind)
         severity = Severity.ERROR if _ratcheted(finding) else finding.severity
         return replace(finding, severity=severity, notes=(*finding.notes, f"evidence: {what}"))
     if tally is not None and tally.not_evaluated:
@@ -272,6 +261,27 @@ def classify(
     if tally is not None and tally.read_defaults:
         note += f"; {_read_defaults_note(tally.read_defaults, kind)}"
     return replace(finding, severity=severity, notes=(*finding.notes, note))
+
+
+def _affected(
+    finding: Finding, harm: Harm, tally: Tally, checked: int, complete: bool, kind: str
+) -> str:
+    """What the objects a finding is confirmed on suffer: how many, the first names."""
+    shown = ", ".join(tally.names) + (", ..." if tally.affected > len(tally.names) else "")
+    of = f"{checked:,}" if complete else f"the first {checked:,}"
+    what = f"{tally.affected:,} of {of} {kind} affected: {shown}"
+    if tally.writes_fail:
+        what += f"; {tally.writes_fail:,} of them also fail their next update"
+    else:
+        what += (
+            f"; refused on CREATE and on any change of {_revalidated_on_change(finding)};"
+            " other updates pass by ratcheting"
+            if harm is not Harm.CHANGED_ON_READ
+            else "; they read back changed"
+        )
+    if tally.read_defaults:
+        what += f"; {_read_defaults_note(tally.read_defaults, kind)}"
+    return what
 
 
 def _read_defaults_note(count: int, kind: str) -> str:
@@ -337,8 +347,8 @@ class Gathered:
     release stopped handling some (``subject.to_read()``; the hook's checks read them as
     ``carried``). ``crds`` names the CRDs whose objects it needs, in order; each object of
     their listings, made elsewhere, goes to ``add``, and how each listing ended to
-    ``listed``; ``applied`` then puts the evidence on the findings the judge made of those
-    changes (none on an excused one)."""
+    ``listed``; ``weighed`` then puts the evidence on the findings the judge made of those
+    changes (on an excused one, only that objects confirm it: it stays excused)."""
 
     def __init__(
         self,
@@ -407,33 +417,45 @@ class Gathered:
             self.carried[name] = tally.carried(complete=listed.complete, problem=listed.problem)
 
     def weighed(self, findings: Sequence[Finding]) -> list[Finding]:
-        """The judge's findings in its order with the evidence on them (none on an excused
-        one), and on each CRD's first the objects that fail where no finding points."""
+        """The judge's findings in its order with the evidence on them (on one a declared
+        break excuses, only that objects confirm it: it stays excused), and on each CRD's
+        first the objects that fail where no finding points."""
         findings = list(findings)
         first_of: dict[str, int] = {}
         pointed: dict[tuple[str, str], set[int]] = {}
         for i, finding in enumerate(findings):
             name, version = finding.crd, str(finding.version)
-            if name is None or finding.excused is not None:
+            if name is None:
                 continue
+            excused = finding.excused is not None
             place = (name, version, finding.code, finding.path)
             if place in self._converted:
-                findings[i] = not_checkable(finding, "objects are converted by a webhook")
+                if not excused:
+                    findings[i] = not_checkable(finding, "objects are converted by a webhook")
                 continue
             collected = self._by_version.get(name, {}).get(version)
             listing = self._listings.get(name)
             index = self._indices.get(place)
             if collected is None or listing is None or index is None:
                 continue
-            first_of.setdefault(name, i)
             pointed.setdefault((name, version), set()).add(index)
+            tally, harm = collected.tallies.get(index), collected.targets[index].harm
+            if excused:
+                # A declared break was written without this cluster's objects: it still
+                # excuses, and the finding says what they show.
+                if not listing.problem and tally is not None and tally.affected:
+                    what = _affected(finding, harm, tally, collected.checked, listing.complete,
+                                     self._kinds[name])  # fmt: skip
+                    findings[i] = _note(finding, f"excused, though confirmed: {what}")
+                continue
+            first_of.setdefault(name, i)
             if listing.problem:
                 findings[i] = not_checkable(finding, listing.problem)
                 continue
             findings[i] = classify(
                 finding,
-                collected.targets[index].harm,
-                collected.tallies.get(index),
+                harm,
+                tally,
                 collected.checked,
                 complete=listing.complete,
                 strict=self._strict,

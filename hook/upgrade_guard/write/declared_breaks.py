@@ -19,7 +19,7 @@ def _entries_text(entries: list[tuple[int, dict[str, Any]]], indent: str) -> str
     lines: list[str] = []
     for count, entry in entries:
         if count > 1:
-            lines.append(f"{indent}# {count} findings of this change")
+            lines.append(f"{indent}# {count} findings at this place")
         written = {key: value for key, value in entry.items() if key != "reason"}
         dumped = yaml.safe_dump([written], sort_keys=False, allow_unicode=True, width=1000)
         lines.extend(indent + line for line in dumped.splitlines())
