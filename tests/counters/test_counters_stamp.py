@@ -171,3 +171,80 @@ def test_stamp_reads_as_diff_reads(repo: GitRepo) -> None:
     assert done.returncode == 2 and "larger than the limit" in done.stderr
     done = repo.ug("stamp", "-", "--schema-version", "1")
     assert done.returncode == 2 and "not -" in done.stderr
+
+
+# A CRD as charts template them (external-secrets' templates/crds/): actions alone on their
+# lines, a block of them inside metadata.annotations, one within a value, a comment holding
+# "}}". Not YAML as it is; stamp reads it with the actions blanked out.
+TEMPLATED_CRD = """\
+{{- if .Values.installCRDs }}
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  annotations:
+    {{- with .Values.crds.annotations }}
+    {{- toYaml . | nindent 4}}
+    {{- end }}
+    {{- /* injected only with cert-manager: {{ if }} ... }} */}}
+    {{- if .Values.webhook.certManager.enabled }}
+    cert-manager.io/inject-ca-from: {{ .Release.Namespace }}/{{ include "x.fullname" . }}-webhook
+    {{- end }}
+    controller-gen.kubebuilder.io/version: v0.17.3
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets}
+  scope: Namespaced
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+{{- end }}
+"""
+DEPLOYMENT_TEMPLATE = """\
+apiVersion: apps/v1
+kind: Deployment
+spec:
+  replicas: {{ .Values.replicas }}
+  {{- with .Values.affinity }}
+  affinity: {{- toYaml . | nindent 8 }}
+  {{- end }}
+  template: {{ include "pod" . }}
+    metadata: {}
+"""
+
+
+def test_stamp_reads_a_helm_templated_crd(repo: GitRepo) -> None:
+    """Issue 34 §7: a chart's CRD template is stamped byte for byte (two lines added, above
+    the conditionals the first annotations sit in), and reads as stamped; a Deployment's
+    template beside it, unreadable even blanked, holds nothing to stamp."""
+    path = repo.write("crds/widgets.yaml", TEMPLATED_CRD)
+    repo.write("crds/deployment.yaml", DEPLOYMENT_TEMPLATE)
+    done = repo.ug("stamp", "crds", "--schema-version", "3")
+    assert done.returncode == 0, done.stdout + done.stderr
+    text = path.read_text()
+    added = [line for line in text.splitlines() if line not in TEMPLATED_CRD.splitlines()]
+    assert added == [
+        '    upgrade-guard.io/crd-schema-version: "3"',
+        added[1],  # the digest
+    ] and added[1].startswith('    upgrade-guard.io/crd-schema-digest: "sha256:')
+    assert text.replace("\n".join(added) + "\n", "") == TEMPLATED_CRD
+    assert text.index(added[0]) < text.index("{{- with .Values.crds.annotations }}")
+    assert (
+        read_annotations(text, template=True)["widgets.example.com"][
+            "upgrade-guard.io/crd-schema-version"
+        ]
+        == "3"
+    )
+    assert repo.ug("stamp", "crds", "--check").returncode == 0
+
+
+def test_a_templated_crd_stamp_cannot_read_is_refused_with_its_place(repo: GitRepo) -> None:
+    broken = TEMPLATED_CRD.replace("  scope: Namespaced", "  scope: [Namespaced")
+    repo.write("crds/widgets.yaml", broken)
+    done = repo.ug("stamp", "crds", "--schema-version", "1")
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "crds/widgets.yaml: line" in done.stderr and "read as a Helm template" in done.stderr

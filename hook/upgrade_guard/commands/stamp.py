@@ -15,15 +15,17 @@ from upgrade_guard.counters import digest
 from upgrade_guard.counters.history import next_schema_version
 from upgrade_guard.crd import Crd, stamped_number
 from upgrade_guard.findings import ExitCode
-from upgrade_guard.load import git_tree
+from upgrade_guard.load import git_tree, helm_template
 from upgrade_guard.load.documents import (
     DEFAULT_MAX_BYTES,
     STDIN,
+    Document,
     LoadError,
     documents_of,
     read_inputs,
 )
 from upgrade_guard.load.rendered import rendered_from
+from upgrade_guard.manifests import WEBHOOK_KINDS
 from upgrade_guard.policy import SCHEMA_DIGEST, SCHEMA_VERSION, Policy
 from upgrade_guard.write import stamper
 
@@ -34,6 +36,26 @@ class CrdFile:
     text: str
     crds: dict[str, Crd]
     webhooks: tuple[str, ...] = ()  # the webhook configurations' keys (KIND NAME)
+    template: bool = False  # a Helm template, read with its actions blanked out
+
+
+def _documents(name: str, data: bytes) -> tuple[list[Document], bool]:
+    """A file's documents, and whether it was read as a Helm template: as it is when it
+    reads as YAML, else with its template actions blanked out (load/helm_template.py). A
+    template that does not read even so, and names no kind stamp edits (a Deployment's
+    template beside the CRDs' in a chart's templates/), holds nothing to stamp."""
+    try:
+        return list(documents_of(name, data)), False
+    except LoadError:
+        text = data.decode("utf-8", errors="replace")
+        if not helm_template.is_template(text):
+            raise
+    try:
+        return list(documents_of(name, helm_template.blanked(text).encode())), True
+    except LoadError as error:
+        if not any(kind in text for kind in ("CustomResourceDefinition", *WEBHOOK_KINDS)):
+            return [], True
+        raise LoadError(f"{error} (read as a Helm template, its actions blanked out)") from None
 
 
 def crd_files(argument: str, max_bytes: int) -> list[CrdFile]:
@@ -43,14 +65,16 @@ def crd_files(argument: str, max_bytes: int) -> list[CrdFile]:
         raise options.UsageProblem("stamp edits files in place: give a file or directory, not -")
     found: list[CrdFile] = []
     for name, data in read_inputs(argument, max_bytes):
-        rendered = rendered_from(documents_of(name, data))
+        documents, template = _documents(name, data)
+        rendered = rendered_from(documents)
         crds, webhooks = rendered.crds, tuple(rendered.manifests.webhooks)
         if not crds and not webhooks:
             continue
         try:
-            found.append(CrdFile(Path(name), data.decode("utf-8"), crds, webhooks))
+            text = data.decode("utf-8")
         except UnicodeDecodeError as error:
             raise LoadError(f"{name}: stamp edits UTF-8 text only ({error.reason})") from None
+        found.append(CrdFile(Path(name), text, crds, webhooks, template))
     if not any(f.crds for f in found):
         raise LoadError(f"{argument}: no CustomResourceDefinitions to stamp")
     return found
@@ -154,14 +178,16 @@ def stamp(
             }
             # Webhook configurations carry the counters given, not the schema's.
             wanted.update((key, dict(counters)) for key in crd_file.webhooks if counters)
-            result = stamper.stamp_text(crd_file.text, wanted, str(crd_file.path))
+            result = stamper.stamp_text(
+                crd_file.text, wanted, str(crd_file.path), template=crd_file.template
+            )
         except (stamper.StampError, digest.DigestError) as error:
             raise LoadError(str(error)) from None
         if result == crd_file.text:
             continue
         changed += 1
         if check:
-            before = stamper.read_annotations(crd_file.text)
+            before = stamper.read_annotations(crd_file.text, template=crd_file.template)
             for name, values in sorted(wanted.items()):
                 stale = [k for k, v in values.items() if before.get(name, {}).get(k) != v]
                 stale_digest = stale_digest or digest_key in stale

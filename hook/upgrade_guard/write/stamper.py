@@ -38,7 +38,7 @@ from typing import Any
 import yaml
 from yaml.cyaml import CParser  # type: ignore[attr-defined]
 
-from upgrade_guard.load import libyaml_reader
+from upgrade_guard.load import helm_template, libyaml_reader
 from upgrade_guard.load.yaml_reader import read_documents
 from upgrade_guard.load.yaml_scalars import YamlError
 from upgrade_guard.manifests import ADMISSION_GROUP, WEBHOOK_KINDS
@@ -493,11 +493,12 @@ def _apply(text: str, edits: list[tuple[int, int, str]]) -> str:
     return text
 
 
-def read_annotations(text: str) -> dict[str, dict[str, str | None]]:
+def read_annotations(text: str, *, template: bool = False) -> dict[str, dict[str, str | None]]:
     """The annotations of each CRD (by name) and webhook configuration (``KIND NAME``) as
-    Kubernetes reads them; a value that is not a string reads as None."""
+    Kubernetes reads them; a value that is not a string reads as None. ``template``: text
+    is a Helm template, read with its actions blanked out."""
     found: dict[str, dict[str, str | None]] = {}
-    for document in _documents(text):
+    for document in _documents(helm_template.blanked(text) if template else text):
         name = document.key
         if name is None or document.metadata is None:
             continue
@@ -516,16 +517,24 @@ def _described(key: str) -> str:
     return key if " " in key else f"CRD {key}"
 
 
-def stamp_text(text: str, wanted: Mapping[str, Mapping[str, str]], where: str = "<text>") -> str:
+def stamp_text(
+    text: str,
+    wanted: Mapping[str, Mapping[str, str]],
+    where: str = "<text>",
+    *,
+    template: bool = False,
+) -> str:
     """text with, in each CRD (by name) and webhook configuration (``KIND NAME``) named in
     wanted, those annotations set.
 
     Every one named must be found (StampError otherwise); the others and other documents
-    are left alone. Stamping what is already stamped returns text unchanged.
+    are left alone. Stamping what is already stamped returns text unchanged. ``template``:
+    text is a Helm template, read with its actions blanked out (every offset kept), edited
+    as it is.
     """
     edits: list[tuple[int, int, str]] = []
     seen: set[str] = set()
-    for document in _documents(text):
+    for document in _documents(helm_template.blanked(text) if template else text):
         name = document.key
         if name is None or name not in wanted:
             continue
@@ -545,7 +554,7 @@ def stamp_text(text: str, wanted: Mapping[str, Mapping[str, str]], where: str = 
     if not edits:
         return text
     result = _apply(text, edits)
-    read_back = read_annotations(result)
+    read_back = read_annotations(result, template=template)
     for name, values in wanted.items():
         got = read_back.get(name, {})
         if any(got.get(key) != value for key, value in values.items()):
