@@ -4,13 +4,14 @@ What it flags: the storage version moved to another version.
 
 Why it matters: nothing already stored is converted; objects move on their next write, and
 status.storedVersions keeps both versions until a storage migration rewrites every object.
-A rollback re-applies the previous release's CRD: if that release did not serve the new
-storage version, the apiserver refuses it (every entry of status.storedVersions must stay in
-spec.versions) and nothing written since can be read by the old release
-(crossplane/crossplane#6148). So, as Kubernetes' deprecation policy (rule 4b) says, the
-storage version may advance only to a version the previous release already served, while
-the previous storage version stays served: that move is reported as info, naming the
-storage migration still to do; any other move is an error (a move in the release that
+The apiserver adds the new storage version to status.storedVersions as soon as the new CRD
+is applied, whether or not anything is written, and every entry must stay in spec.versions:
+a rollback re-applying the previous release's CRD, if that release did not serve the new
+storage version, is refused ("status.storedVersions[1]: Invalid value: "v1": missing from
+spec.versions"; crossplane/crossplane#6148). So, as Kubernetes' deprecation policy (rule 4b)
+says, the storage version may advance only to a version the previous release already
+served, while the previous storage version stays served: that move is reported as info,
+naming the storage migration still to do; any other move is an error (a move in the release that
 stops serving the previous storage version too: the policy wants one release serving both).
 
 Allowed: the same storage version on both sides; a move to a version the old CRD served,
@@ -35,9 +36,10 @@ def compare(pair: CrdPair) -> Iterator[Change]:
     if after not in old.served_versions:
         yield Change(
             None,
-            f"{moved}, which the previous release does not serve: a rollback to it cannot"
-            f" read objects this release writes as {after}; serve {after} for one release"
-            " first, then move the storage version",
+            f"{moved}, which the previous release does not serve: once this CRD is applied,"
+            f" status.storedVersions lists {after} and the apiserver refuses a rollback's CRD,"
+            f" which does not list it; serve {after} for one release first, then move the"
+            " storage version",
             before,
             after,
         )
