@@ -47,6 +47,7 @@ from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Severity
 
 KUBE_VERSION = (1, 35)
+APPLY_PATCH = "application/apply-patch+yaml"
 STR: dict[str, Any] = {"type": "string"}
 INT: dict[str, Any] = {"type": "integer"}
 
@@ -1494,6 +1495,59 @@ def test_storage_move_rollback(
         assert trial.get("written-as-v1", version="v1")["spec"] == PLAIN
     else:
         rollback.expect_refused('status.storedVersions[1]: Invalid value: "v1"')
+
+
+@pytest.mark.parametrize(
+    ("kept_unserved", "apply_allowed"),
+    [
+        pytest.param(False, False, id="ug105-removed-apply-of-object-applied-there-refused"),
+        pytest.param(True, True, id="ug105-unserved-apply-of-object-applied-there-allowed"),
+    ],
+)
+def test_served_version_removed_server_side_apply(
+    cluster: Cluster, kept_unserved: bool, apply_allowed: bool
+) -> None:
+    """UG105, on the real apiserver: an object applied at v1alpha1 (its managedFields record
+    it), then v1alpha1 removed from spec.versions or kept with served: false. Reads at it are
+    404 either way; a server-side apply of the object at v1 fails only where it is removed."""
+    namespace = f"applied-{secrets.token_hex(3)}"
+    plural = f"applied{secrets.token_hex(3)}s"
+    schema = root_schema()
+    old = crd_body(
+        plural, [version_entry("v1alpha1", schema, storage=False), version_entry("v1", schema)]
+    )
+    alpha = [version_entry("v1alpha1", schema, storage=False, served=False)]
+    new = crd_body(plural, [*(alpha if kept_unserved else []), version_entry("v1", schema)])
+    trial = CRDTrial(cluster.admin, namespace)
+    trial.apply_crd(old).expect_allowed()
+    kind = old["spec"]["names"]["kind"]
+
+    def apply(version: str, touch: str) -> Any:
+        body = {"apiVersion": f"{old['spec']['group']}/{version}", "kind": kind,
+                "metadata": {"name": "applied"}, "spec": {"touch": touch}}  # fmt: skip
+        return cluster.admin.patch(
+            trial.path(version, "applied"), body, APPLY_PATCH, fieldManager="gitops"
+        )
+
+    written = apply("v1alpha1", "t0")
+    assert [m["apiVersion"] for m in written["metadata"]["managedFields"]] == [
+        f"{old['spec']['group']}/v1alpha1"
+    ]
+    trial.apply_crd(new).expect_allowed()
+    assert _read_refused(trial, "applied", "v1alpha1") is not None
+    if apply_allowed:
+        assert apply("v1", "t1")["spec"] == {"touch": "t1"}
+    else:
+        with pytest.raises(KubeError) as refused:
+            apply("v1", "t1")
+        assert refused.value.code == 500
+        assert "request to convert CR to an invalid group/version" in refused.value.message
+    name = old["metadata"]["name"]
+    live = {**old, "status": {"storedVersions": ["v1"]}}
+    outcome = engine.compare_crds({name: Crd(live)}, {name: Crd(new)}, kube_version=KUBE_VERSION)
+    assert {(f.code, f.severity, f.path) for f in outcome.findings} == {
+        ("UG105", Severity.ERROR, None)
+    }
 
 
 # Nothing listens on the discard port of loopback: every call of the webhook fails.

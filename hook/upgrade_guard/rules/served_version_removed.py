@@ -4,7 +4,13 @@ What it flags: a version served by the old CRD that the new CRD removes or sets 
 served: false.
 
 Why it matters: every client, manifest and controller still using that apiVersion gets
-404 Not Found; GitOps tools fail to apply manifests written against it.
+404 Not Found; GitOps tools fail to apply manifests written against it. A version removed
+from spec.versions breaks more: the apiserver can no longer convert to it, so a server-side
+apply (kubectl apply --server-side, Flux, Argo CD with ServerSideApply) of an object whose
+metadata.managedFields record it fails at any version with HTTP 500 "request to convert CR
+to an invalid group/version", until a write other than an apply (an update, a merge patch,
+a /status write) clears the object's managedFields. Kept in spec.versions with served: false, the
+version answers 404 and such applies still succeed.
 
 Allowed: a new served version added beside the old one.
 """
@@ -22,7 +28,14 @@ def compare(pair: CrdPair) -> Iterator[Change]:
     old, new = pair.old, pair.new
     for version in old.served_versions:
         if version not in new.versions:
-            yield Change(None, f"served version {version} removed", old=version)
+            yield Change(
+                None,
+                f"served version {version} removed: requests at {version} get 404, and a"
+                f" server-side apply of an object whose managedFields record {version} fails"
+                f" until a write other than an apply clears them; keep {version} listed with"
+                " served: false",
+                old=version,
+            )
         elif version not in new.served_versions:
             yield Change(None, f"version {version} is no longer served", old=version)
 
