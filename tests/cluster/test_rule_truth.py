@@ -1498,42 +1498,63 @@ def test_storage_move_rollback(
 
 
 @pytest.mark.parametrize(
-    ("kept_unserved", "apply_allowed"),
+    ("alpha_after", "apply_allowed", "expected"),
     [
-        pytest.param(False, False, id="ug105-removed-apply-of-object-applied-there-refused"),
-        pytest.param(True, True, id="ug105-unserved-apply-of-object-applied-there-allowed"),
+        pytest.param(
+            ("removed",),
+            False,
+            ("UG105", Severity.ERROR),
+            id="ug105-removed-apply-of-object-applied-there-refused",
+        ),
+        pytest.param(
+            ("unserved",),
+            True,
+            ("UG105", Severity.ERROR),
+            id="ug105-unserved-apply-of-object-applied-there-allowed",
+        ),
+        pytest.param(
+            ("unserved", "removed"),
+            False,
+            ("UG113", Severity.WARNING),
+            id="ug113-unserved-then-removed-apply-of-object-applied-there-refused",
+        ),
     ],
 )
-def test_served_version_removed_server_side_apply(
-    cluster: Cluster, kept_unserved: bool, apply_allowed: bool
+def test_version_removed_server_side_apply(
+    cluster: Cluster,
+    alpha_after: tuple[str, ...],
+    apply_allowed: bool,
+    expected: tuple[str, Severity],
 ) -> None:
-    """UG105, on the real apiserver: an object applied at v1alpha1 (its managedFields record
-    it), then v1alpha1 removed from spec.versions or kept with served: false. Reads at it are
-    404 either way; a server-side apply of the object at v1 fails only where it is removed."""
+    """UG105 and UG113, on the real apiserver: an object applied at v1alpha1 (its
+    managedFields record it), then v1alpha1 set to served: false and/or removed from
+    spec.versions, one CRD update per step. Reads at it are 404 either way; a server-side
+    apply of the object at v1 fails only once it is removed. The engine judges the last step."""
     namespace = f"applied-{secrets.token_hex(3)}"
     plural = f"applied{secrets.token_hex(3)}s"
     schema = root_schema()
-    old = crd_body(
-        plural, [version_entry("v1alpha1", schema, storage=False), version_entry("v1", schema)]
-    )
-    alpha = [version_entry("v1alpha1", schema, storage=False, served=False)]
-    new = crd_body(plural, [*(alpha if kept_unserved else []), version_entry("v1", schema)])
+
+    def crd(alpha: str) -> Any:
+        entry = version_entry("v1alpha1", schema, storage=False, served=alpha == "served")
+        kept = [] if alpha == "removed" else [entry]
+        return crd_body(plural, [*kept, version_entry("v1", schema)])
+
+    steps = [crd(alpha) for alpha in ("served", *alpha_after)]
+    group, kind = steps[0]["spec"]["group"], steps[0]["spec"]["names"]["kind"]
     trial = CRDTrial(cluster.admin, namespace)
-    trial.apply_crd(old).expect_allowed()
-    kind = old["spec"]["names"]["kind"]
+    trial.apply_crd(steps[0]).expect_allowed()
 
     def apply(version: str, touch: str) -> Any:
-        body = {"apiVersion": f"{old['spec']['group']}/{version}", "kind": kind,
+        body = {"apiVersion": f"{group}/{version}", "kind": kind,
                 "metadata": {"name": "applied"}, "spec": {"touch": touch}}  # fmt: skip
         return cluster.admin.patch(
             trial.path(version, "applied"), body, APPLY_PATCH, fieldManager="gitops"
         )
 
     written = apply("v1alpha1", "t0")
-    assert [m["apiVersion"] for m in written["metadata"]["managedFields"]] == [
-        f"{old['spec']['group']}/v1alpha1"
-    ]
-    trial.apply_crd(new).expect_allowed()
+    assert [m["apiVersion"] for m in written["metadata"]["managedFields"]] == [f"{group}/v1alpha1"]
+    for step in steps[1:]:
+        trial.apply_crd(step).expect_allowed()
     assert _read_refused(trial, "applied", "v1alpha1") is not None
     if apply_allowed:
         assert apply("v1", "t1")["spec"] == {"touch": "t1"}
@@ -1542,12 +1563,12 @@ def test_served_version_removed_server_side_apply(
             apply("v1", "t1")
         assert refused.value.code == 500
         assert "request to convert CR to an invalid group/version" in refused.value.message
-    name = old["metadata"]["name"]
-    live = {**old, "status": {"storedVersions": ["v1"]}}
-    outcome = engine.compare_crds({name: Crd(live)}, {name: Crd(new)}, kube_version=KUBE_VERSION)
-    assert {(f.code, f.severity, f.path) for f in outcome.findings} == {
-        ("UG105", Severity.ERROR, None)
-    }
+    name = steps[0]["metadata"]["name"]
+    live = {**steps[-2], "status": {"storedVersions": trial.stored_versions()}}
+    outcome = engine.compare_crds(
+        {name: Crd(live)}, {name: Crd(steps[-1])}, kube_version=KUBE_VERSION
+    )
+    assert {(f.code, f.severity, f.path) for f in outcome.findings} == {(*expected, None)}
 
 
 # Nothing listens on the discard port of loopback: every call of the webhook fails.

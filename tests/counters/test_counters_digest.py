@@ -29,7 +29,8 @@ STRING = {"type": "string"}
 
 
 def base() -> Body:
-    """A CRD with something for every rule to change: two served versions, v1 stored."""
+    """A CRD with something for every rule to change: two served versions, v1 stored, and an
+    unserved one."""
     fields = {
         "size": {"type": "string"},
         "name": {"type": "string"},
@@ -59,6 +60,7 @@ def base() -> Body:
     return crd(
         version("v1", schema, **copy.deepcopy(extra)),
         version("v1beta1", schema, storage=False, **copy.deepcopy(extra)),
+        version("v1alpha1", schema, storage=False, served=False),
         stored=["v1", "v1beta1"],
     )
 
@@ -119,6 +121,7 @@ CHANGES: dict[str, Callable[[Body], None] | object] = {
     "UG110": lambda b: field(b, "size", "v1beta1").update(type="integer"),
     "UG111": lambda b: v1(b).pop("selectableFields"),
     "UG112": lambda b: v1(b)["subresources"]["scale"].update(specReplicasPath=".spec.size"),
+    "UG113": lambda b: b["spec"]["versions"].pop(2),
     "UG201": lambda b: field(b, "")["properties"].pop("size"),
     "UG202": lambda b: field(b, "").update(required=["size"]),
     "UG203": lambda b: (

@@ -109,6 +109,28 @@ VERSION_CASES = [
         set(),
         id="served version added with the same schema: not flagged",
     ),
+    pytest.param(
+        crd(version("v1alpha1", storage=False, served=False), version("v1")),
+        crd(version("v1")),
+        {("UG113", None)},
+        id="unserved version removed: warned",
+    ),
+    pytest.param(
+        crd(version("v1alpha1", storage=False, served=False), version("v1")),
+        crd(version("v1alpha1", storage=False, served=False), version("v1")),
+        set(),
+        id="unserved version kept listed: not flagged",
+    ),
+    pytest.param(
+        crd(
+            version("v1alpha1", storage=False, served=False),
+            version("v1"),
+            stored=["v1alpha1", "v1"],
+        ),
+        crd(version("v1")),
+        {("UG104", None)},
+        id="unserved stored version removed: refused by the apiserver only",
+    ),
 ]
 
 

@@ -9,8 +9,9 @@ from spec.versions breaks more: the apiserver can no longer convert to it, so a 
 apply (kubectl apply --server-side, Flux, Argo CD with ServerSideApply) of an object whose
 metadata.managedFields record it fails at any version with HTTP 500 "request to convert CR
 to an invalid group/version", until a write other than an apply (an update, a merge patch,
-a /status write) clears the object's managedFields. Kept in spec.versions with served: false, the
-version answers 404 and such applies still succeed.
+a /status write) clears the object's managedFields (kubernetes/kubernetes#111937). Kept
+in spec.versions with served: false, the version answers 404 and such applies still
+succeed.
 
 Allowed: a new served version added beside the old one.
 """
