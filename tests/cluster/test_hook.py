@@ -418,6 +418,21 @@ def release_record(namespace: str, revision: int, status: str, crds: list[JSON])
             "data": {"release": base64.b64encode(helm.encode()).decode()}}  # fmt: skip
 
 
+def run_release_hook(kubeconfig: Path, namespace: str, names: list[str],
+                     tmp_path: Path) -> HookRun:  # fmt: skip
+    """The hook as the library runs it under Helm, for release `rel` rendered at revision 2,
+    allowed to read the CRDs ``names``."""
+    crd_names = tmp_path / "crd-names"
+    crd_names.write_text("\n".join(names) + "\n")
+    done = subprocess.run(
+        [UPGRADE_GUARD, "hook", "--release", "rel", "--namespace", namespace, "--revision", "2",
+         "--crd-names", str(crd_names), "--kubeconfig", str(kubeconfig),
+         "--termination-log", str(tmp_path / "termination-log")],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    return HookRun(done.returncode, done.stdout, done.stderr, "", 0)
+
+
 DROPPED_READS = [
     # (id, the dropped CRD listed in Chart.yaml, its objects listable, what UG608 says of them)
     ("listed", True, True, "the 1 object(s) stored in it ({ns}/w)"),
@@ -462,15 +477,7 @@ def test_a_crd_the_release_stops_applying_is_judged_whatever_the_guard_may_read(
                        *({"apiGroups": [c["spec"]["group"]], "resources": ["widgets"],
                           "verbs": ["list"]} for c in ([kept, dropped] if listable else [kept]))],
     )  # fmt: skip
-    crd_names = tmp_path / "crd-names"
-    crd_names.write_text("\n".join(names) + "\n")
-    done = subprocess.run(
-        [UPGRADE_GUARD, "hook", "--release", "rel", "--namespace", namespace, "--revision", "2",
-         "--crd-names", str(crd_names), "--kubeconfig", str(account),
-         "--termination-log", str(tmp_path / "termination-log")],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    run = HookRun(done.returncode, done.stdout, done.stderr, "", 0)
+    run = run_release_hook(account, namespace, names, tmp_path)
     assert run.code == 1 and run.codes() == {"UG608"}, run
     assert dropped["metadata"]["name"] in run.stdout, run
     said = said.format(ns=namespace, group=dropped["spec"]["group"])

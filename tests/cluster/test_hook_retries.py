@@ -7,7 +7,6 @@ waits and that a refusal is asked once."""
 from __future__ import annotations
 
 import itertools
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,13 +14,12 @@ import yaml
 from test_hook import (
     CRD_RESOURCE,
     STRING,
-    UPGRADE_GUARD,
-    HookRun,
     apply,
     guard_account,
     new_group,
     release_record,
     run_hook,
+    run_release_hook,
     widget_crd,
 )
 from test_hook_evidence import store
@@ -179,16 +177,8 @@ def test_one_session_makes_and_counts_every_request(
                        *({"apiGroups": [c["spec"]["group"]], "resources": ["widgets"],
                           "verbs": ["list"]} for c in (kept, dropped))],
     )  # fmt: skip
-    crd_names = tmp_path / "crd-names"
-    crd_names.write_text("\n".join(names) + "\n")
     kubeconfig = proxy.kubeconfig(account, tmp_path / "through-proxy.yaml")
-    done = subprocess.run(
-        [UPGRADE_GUARD, "hook", "--release", "rel", "--namespace", namespace, "--revision", "2",
-         "--crd-names", str(crd_names), "--kubeconfig", str(kubeconfig),
-         "--termination-log", str(tmp_path / "termination-log")],
-        capture_output=True, text=True, timeout=120, check=False,
-    )  # fmt: skip
-    run = HookRun(done.returncode, done.stdout, done.stderr, "", 0)
+    run = run_release_hook(kubeconfig, namespace, names, tmp_path)
     assert run.code == 1 and run.codes() == {"UG207", "UG608"}, run
     assert "evidence: 1 of 1 widgets affected" in run.stdout, run
     counted = f"the proxy's record of the requests the report counts ({proxy.seen()})"
