@@ -164,6 +164,15 @@ TABLE: list[tuple[str, Any]] = [
     ("v: a\n  on\n", _v("a on")),
     ("v: |\n  on\n", _v("on\n")),
     ("v: >-\n  010\n", _v("010")),
+    # lines of a block scalar's text that start as libyaml refuses a plain scalar to
+    ("v: |\n  `x` y\n  @z: 1\n", _v("`x` y\n@z: 1\n")),
+    ("v: >-\n  a\n\n    }x\n  %y\n", _v("a\n\n  }x\n%y")),
+    ("l:\n- k: |-\n    a\n    `x: 1\n", {"l": [{"k": "a\n`x: 1"}]}),
+    ("d: |\n  a\nv: `x\n", ERROR),
+    ("l:\n- k: |\n    a\n  `x: 1\n", ERROR),
+    ("l:\n- k: |\n  `x: 1\n", ERROR),
+    ("v: a |\n  `x\n", _v("a | `x")),
+    ("v:\n  `x\n", ERROR),
 ]
 
 

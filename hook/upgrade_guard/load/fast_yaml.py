@@ -103,6 +103,8 @@ _NOT_QUOTES_OR_BRACKETS = bytes(b for b in range(256) if b not in b'"[]{}')
 # also "[ { ,". Without a flow collection in a file, the latter cannot start a node.
 _BLOCK_BEFORE = frozenset(b"\n:?-")
 _ANY_BEFORE = frozenset(b"\n:?-[{,")
+# How a block scalar's header ends, without an indentation indicator or a comment.
+_BLOCK_HEADERS = (b" |", b" |-", b" |+", b" >", b" >-", b" >+")
 _INT64_MIN, _UINT64_END = -(2**63), 2**64
 # The escapes rapidyaml decodes as go-yaml v2 does (held to helm's reader in tests/load):
 # a double-quoted scalar with any other (go-yaml v2 refuses "\/" and surrogate code points,
@@ -201,11 +203,65 @@ def _odd_start(source: bytes, flow: bool) -> bool:
     flow indicator (] } , in block context, : ? in flow) or an empty key's ":", all of which
     libyaml refuses. In flow context "[ { ," come before a
     node too; flow collections that go past their line are refused on their own."""
-    if _may_start(source, b"@`%]},", _BLOCK_BEFORE):
+    if any(_node_may_open(source, at) for at in _node_starts(source, b"@`%]},", _BLOCK_BEFORE)):
         return True
     if any(pattern.search(source) for pattern in _EMPTY_KEY):
         return True
     return flow and any(_may_start(line, b"@`%:?", _ANY_BEFORE) for line in _flow_lines(source))
+
+
+def _indent(line: bytes) -> int:
+    return len(line) - len(line.lstrip(b" "))
+
+
+def _in_block_scalar(source: bytes, start: int) -> bool:
+    """Whether the line at start is a line of a block scalar's text (under-approximated):
+    the nearest line above indented less ends with a block scalar's header ("|", ">",
+    chomping but no indentation indicator, no comment) and the first line after it that
+    holds more than spaces is indented as this one, more than where the header's line
+    holds its node. Where that line above is itself text of a block scalar, a multi-line
+    scalar or a quoted one, this line is text of the same."""
+    end = source.find(b"\n", start)
+    indent = _indent(source[start : len(source) if end == -1 else end])
+    first = indent
+    while start:
+        above = source.rfind(b"\n", 0, start - 1) + 1
+        line = source[above : start - 1]
+        start = above
+        if not line.strip(b" "):
+            continue
+        if _indent(line) >= indent:
+            first = _indent(line)
+            continue
+        header = line.rstrip(b" ")
+        if b"#" in header or not header.endswith(_BLOCK_HEADERS):
+            return False
+        node = len(header) - len(header.lstrip(b" -?:"))
+        return first == indent > node
+    return False
+
+
+def _node_may_open(source: bytes, at: int) -> bool:
+    """Whether a node might open at source[at] (over-approximated), found after spaces and
+    one of _BLOCK_BEFORE or the start: not on a line of a block scalar's text. First on its
+    line, it opens an implicit key (a ":" follows on the line) or the value of the last line
+    holding more than spaces or a comment, which then ends with an indicator or a comment.
+    Most such places in real CRDs are lines of descriptions, which pass neither."""
+    start = source.rfind(b"\n", 0, at) + 1
+    if _in_block_scalar(source, start):
+        return False
+    if source[start:at].strip(b" "):
+        return True  # after an indicator on its line
+    end = source.find(b"\n", at)
+    if source.find(b":", at, len(source) if end == -1 else end) != -1:
+        return True
+    while start:
+        above = source.rfind(b"\n", 0, start - 1) + 1
+        line = source[above : start - 1].strip(b" ")
+        if line and not line.startswith(b"#"):
+            return line[-1] in _BLOCK_BEFORE or b"#" in line
+        start = above
+    return True
 
 
 def _long_key_possible(source: bytes) -> bool:
