@@ -1,7 +1,7 @@
 """Benchmark: our ``diff`` against crdify on corpus release pairs, measured in the same run.
 
 Run: ``.venv/bin/python tools/bench_crdify.py [--runs 5] [--pair PROJECT/OLD/NEW ...]
-[--project NAME ...] [--corpus DIR]``
+[--project NAME ...] [--corpus DIR] [--baseline DIR]``
 
 crdify (sigs.k8s.io/crdify, built by tools/crdify/build.sh at the version go.mod pins there)
 compares one CRD per run: ``crdify file://OLD file://NEW``. A release pair is compared as it
@@ -17,6 +17,8 @@ every consecutive pair of a project (tags in SOURCE.txt order). The two tools ta
 ``--runs`` times, so that other load on the machine falls on both alike; the table gives the
 median wall time of each, crdify's over ours (the target is 2 or more on every pair), and
 the median CPU time (user and system, all processes) of each, which other load disturbs less.
+With ``--baseline OTHER/hook`` (another checkout's package, say the tree before a change),
+that tree's diff is timed too, in the same turns, as a "before" column.
 Exit status 0 always (a figure, not a check); 2 on bad arguments or a tool's failure.
 
 The package's bytecode is written first, as pip writes it when it installs.
@@ -57,17 +59,19 @@ def _cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def _run(command: list[str]) -> None:
-    done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+def _run(command: list[str], env: dict[str, str] | None = None) -> None:
+    done = subprocess.run(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False, env=env
+    )
     if done.returncode not in (0, 1):  # 1: each tool's "found a breaking change"
         raise SystemExit(f"{' '.join(command)}: exit {done.returncode}\n{done.stderr.decode()}")
 
 
-def timed(work: list[list[str]]) -> tuple[float, float]:
+def timed(work: list[list[str]], env: dict[str, str] | None = None) -> tuple[float, float]:
     """Wall and CPU seconds of running the commands, PARALLEL at a time."""
     cpu, start = _cpu(), time.perf_counter()
     with ThreadPoolExecutor(PARALLEL) as pool:
-        list(pool.map(_run, work))
+        list(pool.map(lambda command: _run(command, env), work))
     return time.perf_counter() - start, _cpu() - cpu
 
 
@@ -103,14 +107,24 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs per median (default 5)")
     parser.add_argument("--pair", action="append", help="PROJECT/OLD_TAG/NEW_TAG")
     parser.add_argument("--project", action="append", help="every consecutive pair of NAME")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another checkout's hook/ directory: its diff is timed in the same turns (before)",
+    )
     args = parser.parse_args()
     crdify = crdify_bin()
     compileall.compile_dir(REPO / "hook", quiet=1)
+    tools: dict[str, dict[str, str] | None] = {"crdify": None, "ours": None}
+    if args.baseline:
+        compileall.compile_dir(args.baseline, quiet=1)
+        tools["before"] = {**os.environ, "PYTHONPATH": str(args.baseline.resolve())}
     before = os.getloadavg()
     print(f"medians of {args.runs} runs each, the tools taking turns; seconds")
     print(
         f"{'pair':<40} {'CRDs old/new/both':>14} {'crdify':>9} {'ours':>8} {'ratio':>6}"
         f" {'crdify CPU':>10} {'ours CPU':>8} {'ratio':>6}"
+        + (f" {'before':>8} {'ratio':>6} {'bef. CPU':>8}" if args.baseline else "")
     )
     rows = []
     for old, new in pairs_of(args.corpus, args):
@@ -118,10 +132,10 @@ def main() -> int:
         both = sorted(old_crds.keys() & new_crds.keys())
         theirs = [[crdify, f"file://{old_crds[n]}", f"file://{new_crds[n]}"] for n in both]
         ours = [[GUARD, "diff", str(old), str(new)]]
-        times: dict[str, list[tuple[float, float]]] = {"crdify": [], "ours": []}
+        times: dict[str, list[tuple[float, float]]] = {tool: [] for tool in tools}
         for _ in range(args.runs):
-            times["crdify"].append(timed(theirs))
-            times["ours"].append(timed(ours))
+            for tool, env in tools.items():
+                times[tool].append(timed(theirs if tool == "crdify" else ours, env))
         wall = {tool: statistics.median(t[0] for t in runs) for tool, runs in times.items()}
         cpu = {tool: statistics.median(t[1] for t in runs) for tool, runs in times.items()}
         name = f"{old.parent.name} {old.name} -> {new.name}"
@@ -130,7 +144,13 @@ def main() -> int:
         print(
             f"{name:<40} {counts:>14} {wall['crdify']:>9.2f} {wall['ours']:>8.2f}"
             f" {wall['crdify'] / wall['ours']:>6.2f} {cpu['crdify']:>10.2f} {cpu['ours']:>8.2f}"
-            f" {cpu['crdify'] / cpu['ours']:>6.2f}",
+            f" {cpu['crdify'] / cpu['ours']:>6.2f}"
+            + (
+                f" {wall['before']:>8.2f} {wall['crdify'] / wall['before']:>6.2f}"
+                f" {cpu['before']:>8.2f}"
+                if args.baseline
+                else ""
+            ),
             flush=True,
         )
     load = " -> ".join(" ".join(f"{x:.2f}" for x in avg) for avg in (before, os.getloadavg()))
