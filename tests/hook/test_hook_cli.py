@@ -96,7 +96,7 @@ def test_several_controller_images_each_its_slot(tmp_path: Path) -> None:
         in done.stdout
     )
     assert "--set webhook.image.tag=2.0.0" in done.stdout
-    assert "UG602 (all CRDs)" in log
+    assert "error UG602 image-mismatch (all CRDs): webhook.image" in log
     twice, _ = hook(tmp_path, *common, "--controller-image", "op:2.0.0",
                     "--controller-image", "image=op:1.0.0")  # fmt: skip
     assert twice.returncode == 2 and "each slot once" in twice.stderr, twice.stderr
