@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 import shlex
+import subprocess
 from pathlib import Path
 
 import yaml
 from test_chart_snippets import GUARD_VALUES, copy_release, fresh_install, helm_status, show
+from test_hook import UPGRADE_GUARD
 
 from testenv import Cluster, Image, JobRunner, ToolRunner
 
@@ -46,6 +48,13 @@ def test_a_rollback_across_an_added_crd_is_refused_as_its_deletion(
     guard = fresh_install(cluster, namespace, job_runner, helm, "3.0.0")
     added = copy_release("3.0.0", tmp_path / "3.1.0")
     _with_a_restore_crd(added, group)
+    # The docs' build step: the bundle packed again from the chart's rendered CRDs.
+    rendered = helm("template", "rel", str(added), "-n", namespace, *GUARD_VALUES)
+    assert rendered.returncode == 0, show(rendered)
+    bundle = added / "upgrade-guard" / "crds.json.gz"
+    packed = subprocess.run([UPGRADE_GUARD, "pack", "-", str(bundle)], input=rendered.stdout,
+                            capture_output=True, text=True, check=False)  # fmt: skip
+    assert packed.returncode == 0, packed.stderr
     upgrade = helm("upgrade", "rel", str(added), "-n", namespace, *GUARD_VALUES)
     assert upgrade.returncode == 0, show(upgrade)
     assert guard.wait(2, timeout=60).succeeded

@@ -130,31 +130,35 @@ def apply(cluster: Cluster, *crds: JSON) -> None:
 
 STRING = {"type": "string"}
 CASES = [
-    # (id, live spec fields, chart spec fields, extra chart keywords, exit, refusing codes)
-    ("field added", {"a": STRING}, {"a": STRING, "b": STRING}, {}, 0, set()),
-    ("field removed: pruned", {"a": STRING, "b": STRING}, {"a": STRING}, {}, 1, {"UG201"}),
+    # (id, live spec fields, chart spec fields, extra chart keywords, the guard may list the
+    #  stored widgets, exit, refusing codes)
+    ("field added", {"a": STRING}, {"a": STRING, "b": STRING}, {}, False, 0, set()),
+    ("field removed: pruned", {"a": STRING, "b": STRING}, {"a": STRING}, {}, False, 1, {"UG201"}),
     ("required with a default", {"a": STRING}, {"a": {**STRING, "default": "x"}},
-     {"required": ["a"]}, 1, {"UG212"}),
+     {"required": ["a"]}, False, 1, {"UG212"}),
     ("required without a default", {"a": STRING}, {"a": STRING}, {"required": ["a"]},
-     1, {"UG202"}),
-    ("type changed", {"a": STRING}, {"a": {"type": "integer"}}, {}, 1, {"UG204"}),
-    ("enum restricted: ratcheted on 1.35", {"a": STRING},
-     {"a": {**STRING, "enum": ["x"]}}, {}, 0, set()),
+     False, 1, {"UG202"}),
+    ("type changed", {"a": STRING}, {"a": {"type": "integer"}}, {}, False, 1, {"UG204"}),
+    ("enum restricted: ratcheted on 1.35, no stored widget", {"a": STRING},
+     {"a": {**STRING, "enum": ["x"]}}, {}, True, 0, set()),
+    ("enum restricted: ratcheted on 1.35, stored widgets unread", {"a": STRING},
+     {"a": {**STRING, "enum": ["x"]}}, {}, False, 1, {"UG207"}),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize(
-    ("live_fields", "chart_fields", "extra", "exit_code", "codes"),
+    ("live_fields", "chart_fields", "extra", "may_list", "exit_code", "codes"),
     [c[1:] for c in CASES],
     ids=[c[0] for c in CASES],
 )
 def test_schema_changes(cluster: Cluster, namespace: str, tmp_path: Path, live_fields: JSON,
-                        chart_fields: JSON, extra: JSON, exit_code: int,
+                        chart_fields: JSON, extra: JSON, may_list: bool, exit_code: int,
                         codes: set[str]) -> None:  # fmt: skip
     group = new_group()
     apply(cluster, widget_crd(group, live_fields))
     chart = widget_crd(group, chart_fields, **extra)
-    run = run_hook(guard_account(cluster, namespace, [chart]), [chart], tmp_path)
+    listed = (f"widgets.{group}",) if may_list else ()
+    run = run_hook(guard_account(cluster, namespace, [chart], listed), [chart], tmp_path)
     assert run.code == exit_code, run
     assert run.codes() == codes, run
     verdict = "REFUSED" if exit_code else "SAFE"
