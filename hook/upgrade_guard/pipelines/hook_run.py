@@ -178,7 +178,8 @@ def run(request: Request, api: Api) -> Judged | Undecided:
             " (--crds): ship the bundle for Argo CD"
         )
     current = operation.current if operation else None
-    dropped = sorted(set(current.crds()) - chart.keys()) if current else []
+    applied = current.crds() if current else {}  # read once: a provider's record is large
+    dropped = sorted(applied.keys() - chart.keys())
     contracts = operation.pending.manifests() if operation else manifests_of(
         prepared.bundled_manifests
     )  # fmt: skip
@@ -194,8 +195,7 @@ def run(request: Request, api: Api) -> Judged | Undecided:
         live_crds = {n: c for n, c in cluster.crds.items() if n in chart}
         gone = {name: cluster.crds.get(name) for name in readable}
         stored = _count_stored(api, {n: c for n, c in gone.items() if c is not None})
-        if current and unlisted:
-            applied = current.crds(normalize=True)
+        if unlisted:  # UG608 reads their annotations, which the record holds as applied
             gone |= {name: applied[name] for name in sorted(unlisted)}
             stored |= {name: Stored(0, (), _UNLISTED) for name in unlisted}
         described = f"release {current.chart} (revision {current.revision})" if current else ""
