@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
+# The note a pairing refusal carries: the helm flags that deploy the paired image.
+DEPLOY_WITH = "deploy with: "
 _DIGEST_REF = re.compile(r"@(sha256:[0-9a-f]{64})\Z")
 _TAG = re.compile(r":([\w][\w.-]{0,127})\Z")
 
@@ -82,10 +84,11 @@ class SlotPairing:
         return self.table.entry_for(self.image)
 
     def pin(self) -> str:
-        """The admin's way out: a command that deploys the paired image whatever kept the
-        old one. ``--reuse-values`` keeps the old chart's default, and a tag the admin
-        pinned survives ``--reset-then-reuse-values`` too; ``--set SLOT.tag`` wins over
-        both. A digest in the values wins over any tag, so it is set (or emptied) as well."""
+        """The admin's way out: the values that deploy the paired image whatever kept the
+        old one (a ``DEPLOY_WITH`` note; the report puts it in a command for what the admin ran).
+        ``--reuse-values`` keeps the old chart's default, and a tag the admin pinned
+        survives ``--reset-then-reuse-values`` too; ``--set SLOT.tag`` wins over both. A
+        digest in the values wins over any tag, so it is set (or emptied) as well."""
         slot, image = self.slot, self.image
         tags = [key for key in self.goes_with if not key.startswith("sha256:")]
         digests = [key for key in self.goes_with if key.startswith("sha256:")]
@@ -101,9 +104,4 @@ class SlotPairing:
                 f"now: no image in the chart's table compiles {self.needed}: keep the"
                 f" release that goes with {image}, or ask the chart's authors for the image"
             )
-        return (
-            f"now: helm upgrade RELEASE CHART --reuse-values {setting} (deploys the image"
-            " that goes with this chart whether --reuse-values or your own setting kept the old"
-            " one; --reset-then-reuse-values alone keeps an image you set: `helm get values"
-            " RELEASE` shows them), or install the chart that goes with the deployed image"
-        )
+        return DEPLOY_WITH + setting

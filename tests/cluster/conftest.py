@@ -184,6 +184,18 @@ def helm_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("helm-home")
 
 
+def _helm_env(cluster: Cluster, helm_home: Path, kubeconfig: Path | None) -> dict[str, str]:
+    """The cluster's environment with the test session's helm home."""
+    env = cluster.env(kubeconfig)
+    for var, sub in (
+        ("HELM_CACHE_HOME", "cache"),
+        ("HELM_CONFIG_HOME", "config"),
+        ("HELM_DATA_HOME", "data"),
+    ):
+        env[var] = str(helm_home / sub)
+    return env
+
+
 @pytest.fixture
 def helm(cluster: Cluster, helm_home: Path) -> ToolRunner:
     """``helm(*args, kubeconfig=None, timeout=180)`` -> CompletedProcess (not checked)."""
@@ -191,16 +203,35 @@ def helm(cluster: Cluster, helm_home: Path) -> ToolRunner:
     def run(
         *args: str, kubeconfig: Path | None = None, timeout: float = 180
     ) -> subprocess.CompletedProcess[str]:
-        env = cluster.env(kubeconfig)
-        for var, sub in (
-            ("HELM_CACHE_HOME", "cache"),
-            ("HELM_CONFIG_HOME", "config"),
-            ("HELM_DATA_HOME", "data"),
-        ):
-            env[var] = str(helm_home / sub)
         return subprocess.run(
             [str(cluster.binaries.helm), *args],
+            env=_helm_env(cluster, helm_home, kubeconfig),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+
+    return run
+
+
+@pytest.fixture
+def shell(cluster: Cluster, helm_home: Path, tmp_path: Path) -> ToolRunner:
+    """``shell(command)``: a command line as a person types it (``&&``, ``>``), run by bash
+    in a scratch folder with helm, kubectl and upgrade-guard on PATH, helm's home the
+    test's, against the test cluster (not checked)."""
+    folder = tmp_path / "shell"
+    folder.mkdir(exist_ok=True)
+
+    def run(
+        *command: str, kubeconfig: Path | None = None, timeout: float = 300
+    ) -> subprocess.CompletedProcess[str]:
+        env = _helm_env(cluster, helm_home, kubeconfig)
+        env["PATH"] = os.pathsep.join([str(cluster.binaries.bin_dir), str(VENV_BIN), env["PATH"]])
+        return subprocess.run(
+            ["bash", "-c", " ".join(command)],
             env=env,
+            cwd=folder,
             capture_output=True,
             text=True,
             timeout=timeout,

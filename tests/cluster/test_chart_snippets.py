@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ways_out import printed, typed
 
 from testenv import (
     GUARD_IMAGE,
@@ -315,6 +316,7 @@ def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
     namespace: str,
     job_runner: JobRunner,
     helm: ToolRunner,
+    shell: ToolRunner,
     guard_image: Image,
 ) -> None:
     without_the_example_crd(cluster)
@@ -340,8 +342,11 @@ def test_install_upgrade_reuse_values_unsafe_upgrade_and_rollback(
     assert "UG602" in reused.stderr, show(reused)  # helm prints the failed hook's log
     assert schema_version(cluster) == "1"
 
-    # The same upgrade with --reset-then-reuse-values takes the new chart's image: passes.
-    reset = helm("upgrade", "rel", chart("2.0.0"), "-n", namespace, "--reset-then-reuse-values")
+    # The way out it prints, typed (--reset-then-reuse-values, the paired tag set): passes.
+    now = printed(refused.log, "  now: ", under="error UG602 ")
+    assert now == (f"helm upgrade rel -n {namespace} CHART --reset-then-reuse-values"
+                   " [your flags] --set image.tag=2.0.0")  # fmt: skip
+    reset = shell(typed(now, chart("2.0.0")))
     assert reset.returncode == 0, show(reset)
     assert guard.wait(3, timeout=60).succeeded
     assert schema_version(cluster) == "2"
@@ -418,14 +423,15 @@ def test_an_admin_acceptance_lets_one_refused_upgrade_through_and_no_other(
     namespace: str,
     job_runner: JobRunner,
     helm: ToolRunner,
+    shell: ToolRunner,
     guard_image: Image,
     tmp_path: Path,
 ) -> None:
     """Chart 3.0.0 makes spec.target required while a stored Backup has none: refused, with
-    the entry that accepts exactly that finding. Given with --set-json, the upgrade passes
-    and the verdict says ACCEPTED. --reuse-values carries the value into the next chart
-    version (3.0.1), where the acceptance is refused as stale instead of applied; dropping it
-    lets that upgrade through."""
+    the entry that accepts exactly that finding. Given by the command it prints, the upgrade
+    passes and the verdict says ACCEPTED. --reuse-values carries the value into the next
+    chart version (3.0.1), where the acceptance is refused as stale instead of applied;
+    dropping it, by the command printed, lets that upgrade through."""
     guard = fresh_install(cluster, namespace, job_runner, helm, "2.0.0")
     backups = f"/apis/example.io/v1/namespaces/{namespace}/backups"
     cluster.admin.create(backups, {"apiVersion": "example.io/v1", "kind": "Backup",
@@ -443,8 +449,9 @@ def test_an_admin_acceptance_lets_one_refused_upgrade_through_and_no_other(
     assert entry["chart"] == "3.0.0" and entry["crd"] == "backups.example.io", entry
     assert schema_version(cluster) == "2"
 
-    accepted = helm("upgrade", "rel", three, "-n", namespace, *GUARD_VALUES, *NO_POLICY,
-                    "--set-json", f"upgrade-guard.accept=[{entries[0]}]")  # fmt: skip
+    # The accept command it prints, typed with the flags given and the entry.
+    command = typed(printed(log, "each refusal: "), three, (*GUARD_VALUES, *NO_POLICY), entries)
+    accepted = shell(command)
     assert accepted.returncode == 0, show(accepted)
     passed = guard.wait(3, timeout=60)
     assert passed.succeeded, passed.log
@@ -467,8 +474,8 @@ def test_an_admin_acceptance_lets_one_refused_upgrade_through_and_no_other(
     assert stale.startswith("upgrade-guard REFUSED"), stale
     assert "UG903" in stale and "it was given for chart 3.0.0, this is chart 3.0.1" in stale
     assert "UG903" in carried.stderr, show(carried)  # helm prints the failed hook's log
-    dropped = helm("upgrade", "rel", str(next_chart), "-n", namespace, "--reuse-values",
-                   "--set-json", "upgrade-guard.accept=[]")  # fmt: skip
+    # The way out it prints, typed: the acceptances dropped.
+    dropped = shell(typed(printed(stale, "  now: ", under="error UG903 "), str(next_chart)))
     assert dropped.returncode == 0, show(dropped)
     assert guard.wait(5, timeout=60).succeeded
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from ways_out import entries, printed, typed
 
 from testenv import Cluster, Image, JobRunner, KubeError, ToolRunner, wait_for
 from upgrade_guard.counters import history
@@ -100,7 +101,7 @@ def revisions(helm: ToolRunner, namespace: str) -> list[tuple[int, str]]:
 
 
 def test_the_plugin_on_a_chart_with_crds_in_crds_dir_and_no_guard(
-    cluster: Cluster, namespace: str, helm: ToolRunner, guard: ToolRunner
+    cluster: Cluster, namespace: str, helm: ToolRunner, guard: ToolRunner, shell: ToolRunner
 ) -> None:
     ns = ("-n", namespace)
     listed = helm("plugin", "list")
@@ -122,7 +123,11 @@ def test_the_plugin_on_a_chart_with_crds_in_crds_dir_and_no_guard(
     assert done.stdout.startswith("upgrade-guard REFUSED: pre-upgrade of 1 CRD"), show(done)
     assert "error UG202 required-added widgets.plugin.example.io v1 spec.mode" in done.stdout
     assert f"1 of 1 widgets affected: {namespace}/w1" in done.stdout, show(done)
-    assert "helm guard upgrade RELEASE CHART [flags] --accept 'ENTRY'" in done.stdout
+    accepting = printed(done.stdout, "each refusal: ")
+    assert (
+        accepting
+        == f"helm guard upgrade rel -n {namespace} CHART [your flags] --accept 'ENTRY' --run"
+    )
     assert "the chart's crds/ holds 1 file(s), which helm upgrade never applies" in done.stderr
     assert judged(done) == rendered(helm, "upgrade", "rel", V2, *ns)
     assert revisions(helm, namespace) == [(1, "deployed")]
@@ -169,6 +174,12 @@ def test_the_plugin_on_a_chart_with_crds_in_crds_dir_and_no_guard(
     assert done.stdout.startswith("upgrade-guard REFUSED: kubectl apply of 1 CRD"), show(done)
     assert "UG208 bound-tightened gadgets.plugin.example.io v1 spec.size" in done.stdout
     assert f"{namespace}/g1" in done.stdout, show(done)
+    # Its accept command, typed with the entry (the chart version from helm show chart).
+    command = typed(printed(done.stdout, "each refusal: "), V2, accepted=entries(done.stdout))
+    assert command.startswith(f"helm guard crds {V2} --version 2.0.0 --accept "), command
+    accepted = shell(command)
+    assert accepted.returncode == 0, show(accepted)
+    assert "ACCEPTED UG208 " in accepted.stdout, show(accepted)
     done = guard("crds", V1)
     assert done.returncode == 0 and "UG607" in done.stdout, show(done)
 
@@ -191,6 +202,14 @@ def test_the_plugin_on_a_chart_with_crds_in_crds_dir_and_no_guard(
     done = guard("rollback", "rel", "2", *ns)
     assert done.returncode == 0, show(done)
     assert done.stdout.startswith("upgrade-guard SAFE: pre-rollback of 1 CRD"), show(done)
+    # The refused rollback's accept command, typed: judged again, passed, and helm rolls back
+    # (revision 1 runs no guard of its own).
+    refused = guard("rollback", "rel", "1", *ns)
+    command = typed(printed(refused.stdout, "each refusal: "), accepted=entries(refused.stdout))
+    assert command.startswith(f"helm guard rollback rel -n {namespace} 1 --accept "), command
+    accepted = shell(command)
+    assert accepted.returncode == 0, show(accepted)
+    assert revisions(helm, namespace)[-1] == (3, "deployed")
 
 
 def test_helm_4_applies_crds_dir_on_install_over_a_live_crd_and_the_plugin_judges_it(
@@ -236,11 +255,12 @@ def findings_of(report: str) -> list[str]:
 
 def test_cert_manager_v1_18_to_v1_19_the_plugin_gives_the_adopted_hooks_findings(
     cluster: Cluster, namespace: str, helm: ToolRunner, guard: ToolRunner,
-    job_runner: JobRunner, guard_image: Image, tmp_path: Path,
+    job_runner: JobRunner, guard_image: Image, tmp_path: Path, shell: ToolRunner,
 ) -> None:  # fmt: skip
     """One release, judged three ways before the same upgrade: the plugin on cert-manager's
     published v1.19.0 chart (unmodified), the plugin on the chart adopted by the docs' steps,
-    and that chart's own hook Job under `helm upgrade`."""
+    and that chart's own hook Job under `helm upgrade`. Then the adopted chart's accept
+    command, typed with every entry: the plugin passes, runs helm, and the hook passes."""
     from test_cert_manager import BASE_VALUES, CHARTS, adopt, store_certificates, tool_env
 
     env = tool_env(cluster)
@@ -289,8 +309,15 @@ def test_cert_manager_v1_18_to_v1_19_the_plugin_gives_the_adopted_hooks_findings
     assert "UG606" not in on_published.stdout + on_adopted.stdout + hook_log
     # The adopted chart's acceptances go in its values, as the hook's report says; the
     # published chart's by the plugin's option.
-    assert "--set-json 'upgrade-guard.accept=[ENTRY,...]'" in on_adopted.stdout
-    assert "--accept 'ENTRY'" in on_published.stdout
+    assert "--accept 'ENTRY'" in printed(on_published.stdout, "each refusal: ")
+    command = printed(on_adopted.stdout, "each refusal: ")
+    assert command == (f"helm guard upgrade {release} -n {namespace} CHART [your flags]"
+                       " --set-json 'upgrade-guard.accept=[ENTRY,...]' --run")  # fmt: skip
+    flags = ("--reset-values", *BASE_VALUES, "--set", "crds.enabled=true")
+    accepted = shell(typed(command, adopted_new, flags, entries(on_adopted.stdout)))
+    assert accepted.returncode == 0, show(accepted)
+    passed = hook.wait(3, timeout=240)
+    assert passed.succeeded and "ACCEPTED by the cluster admin" in passed.log, passed.log
 
 
 def test_helm_3s_plugin_format_installs_and_runs_the_same_command(

@@ -15,6 +15,7 @@ from upgrade_guard.findings import Outcome
 from upgrade_guard.judging import Acceptance, Context, judge
 from upgrade_guard.policy import DEFAULT_POLICY
 from upgrade_guard.report import hook_log
+from upgrade_guard.report.ways_out import UNASKED, Asked
 
 STR = {"type": "string"}
 OLD = crd(version(schema=spec_schema(a=STR, b=STR)))
@@ -55,7 +56,7 @@ def test_an_acceptance_lets_through_exactly_what_it_names(
 
 def test_the_verdict_says_accepted_loudly() -> None:
     outcome = judged(OLD, NEW, EXACT)
-    text = hook_log.render(outcome, "pre-upgrade", 1, chart_version="1.19.0")
+    text = hook_log.render(outcome, "pre-upgrade", 1, asked=Asked(chart_version="1.19.0"))
     lines = text.splitlines()
     assert lines[0] == (
         "upgrade-guard SAFE with 1 finding ACCEPTED by the cluster admin: pre-upgrade of 1 CRD;"
@@ -72,4 +73,4 @@ def test_a_stale_acceptance_says_which_chart_it_was_for() -> None:
         f"acceptance UG201 {NAME} v1 spec.b for chart 1.18.0 accepts nothing: it was given for"
         " chart 1.18.0, this is chart 1.19.0"
     )
-    assert "upgrade-guard.accept=[]" in hook_log.way_out(finding)
+    assert "upgrade-guard.accept=[]" in hook_log.way_out(finding, UNASKED)

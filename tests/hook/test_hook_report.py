@@ -12,6 +12,11 @@ import pytest
 
 from upgrade_guard.findings import Finding, Outcome, Severity
 from upgrade_guard.report import grouping, hook_log
+from upgrade_guard.report.ways_out import UNASKED, Asked
+
+APP = Asked(release="app")
+AWS = Asked(release="aws")
+V119 = Asked(chart_version="1.19.0")
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "corpus"
 
@@ -38,7 +43,7 @@ def test_the_largest_corpus_diff_fits_the_termination_message() -> None:
     outcome = _outcome_of(GOLDEN / "provider-upjet-aws" / "v1.23.0__v2.0.0.json")
     refusing = sum(f.refuses for f in outcome.findings)
     assert refusing > 1000
-    summary = hook_log.termination_summary(outcome, "pre-upgrade", 1911, "aws")
+    summary = hook_log.termination_summary(outcome, "pre-upgrade", 1911, AWS)
     assert len(summary.encode()) <= 4096
     lines = summary.splitlines()
     assert lines[0].startswith("upgrade-guard REFUSED: pre-upgrade of 1911 CRDs")
@@ -48,7 +53,7 @@ def test_the_largest_corpus_diff_fits_the_termination_message() -> None:
     assert len(told) == len(groups) + len(singles) == 18
     assert lines[-2:] == [
         "... left out here: the rest of 12 refusals told in part",
-        hook_log.whole_report("pre-upgrade", "aws"),
+        hook_log.whole_report("pre-upgrade", AWS),
     ]
 
 
@@ -58,12 +63,10 @@ def test_the_log_starts_with_the_verdict_and_gives_each_way_out() -> None:
     stored = Finding("UG104", "stored-version-removed", Severity.ERROR, "w.example.com",
                      None, None, "stored version v1alpha1 removed")  # fmt: skip
     note = Finding("UG606", "first-adoption", Severity.INFO, None, None, None, "adopted")
-    text = hook_log.render(
-        Outcome((stored, note), 1), "pre-upgrade", 1, "read 1 CRD", chart_version="1.19.0"
-    )
+    text = hook_log.render(Outcome((stored, note), 1), "pre-upgrade", 1, "read 1 CRD", asked=V119)
     assert text.splitlines() == [
         "upgrade-guard REFUSED: pre-upgrade of 1 CRD; 1 error, 1 info",
-        hook_log._legend(hook_log.ACCEPT_BY_VALUES),
+        hook_log._legend(V119),
         "error UG104 stored-version-removed w.example.com: stored version v1alpha1 removed",
         "  now: migrate storage: rewrite every object at the storage version, remove the old"
         " version from status.storedVersions, then upgrade again",
@@ -102,16 +105,18 @@ def test_a_small_refusal_is_printed_whole() -> None:
     text = hook_log.render(Outcome(findings, 1), "pre-upgrade", 1, "read 1 CRD")
     assert text.splitlines() == [
         "upgrade-guard REFUSED: pre-upgrade of 1 CRD; 3 error",
-        hook_log._legend(hook_log.ACCEPT_BY_VALUES),
+        hook_log._legend(UNASKED),
         "error UG212 required-added, 2 times in 1 CRD: required added",
         "  at w.example.com v1 spec.a, w.example.com v1 spec.b",
-        f"  now: {hook_log.way_out(findings[0])}",
+        f"  now: {hook_log.way_out(findings[0], UNASKED)}",
         f"  chart author: {hook_log.author_fix(findings[0])}",
         '  accept: {"chart":"VERSION","code":"UG212","crd":"w.example.com","version":"v1",'
         '"path":"spec.a"} (one entry per place: 2)',
+        '  accept: {"chart":"VERSION","code":"UG212","crd":"w.example.com","version":"v1",'
+        '"path":"spec.b"}',
         "error UG201 property-removed w.example.com v1 spec.c: removed",
         "  evidence: 2 stored objects affected: a, b",
-        f"  now: {hook_log.way_out(findings[2])}",
+        f"  now: {hook_log.way_out(findings[2], UNASKED)}",
         f"  chart author: {hook_log.author_fix(findings[2])}",
         '  accept: {"chart":"VERSION","code":"UG201","crd":"w.example.com","version":"v1",'
         '"path":"spec.c"}',
@@ -123,17 +128,17 @@ def test_a_small_refusal_is_printed_whole() -> None:
 def test_a_large_refusal_is_bounded_with_every_refusal_and_where_the_whole_is() -> None:
     outcome = _outcome_of(GOLDEN / "provider-upjet-aws" / "v1.23.0__v2.0.0.json")
     whole = hook_log.render(outcome, "pre-upgrade", 1911, limit=10**9)
-    text = hook_log.render(outcome, "pre-upgrade", 1911, "read 1911 CRDs", release="aws")
+    text = hook_log.render(outcome, "pre-upgrade", 1911, "read 1911 CRDs", asked=AWS)
     assert len(whole.encode()) > hook_log.LOG_LIMIT
     assert len(text.encode()) <= hook_log.LOG_LIMIT
     lines = text.splitlines()
     assert lines[0].startswith("upgrade-guard REFUSED: pre-upgrade of 1911 CRDs")
-    assert lines[1] == hook_log._legend(hook_log.ACCEPT_BY_VALUES)
+    assert lines[1] == hook_log._legend(AWS)
     assert lines[2].startswith("error UG201 ")  # the first refusal right after the verdict
     assert lines[-3:] == [
-        "... left out here: the rest of 17 refusals told in part",
+        "... left out here: the rest of 18 refusals told in part",
         "read 1911 CRDs",
-        hook_log.whole_report("pre-upgrade", "aws"),
+        hook_log.whole_report("pre-upgrade", AWS),
     ]
     # every finding is told: each entry's head counts the findings it tells
     shown = sum(int(m[1]) for m in re.finditer(r", (\d+) times in ", text))
@@ -173,15 +178,15 @@ def test_a_deletion_among_fifty_warnings_is_told_first_and_the_warnings_counted(
     deleted = _deleted("backups.example.com", "ns/nightly, ns/weekly")
     info = Finding("UG606", "first-adoption", Severity.INFO, None, None, None, "adopted")
     outcome = Outcome((*map(_warning, range(50)), info, deleted), 1)
-    text = hook_log.render(outcome, "pre-upgrade", 2, "read 2 CRDs", release="app")
+    text = hook_log.render(outcome, "pre-upgrade", 2, "read 2 CRDs", asked=APP)
     assert len(text.encode()) <= hook_log.LOG_LIMIT
     lines = text.splitlines()
     shown = 30  # the warnings that fit whole after the deletion and its way out
     assert lines == [
         "upgrade-guard REFUSED: pre-upgrade of 2 CRDs; 1 error, 50 warning, 1 info",
-        hook_log._legend(hook_log.ACCEPT_BY_VALUES),
+        hook_log._legend(APP),
         f"error UG608 crd-deleted backups.example.com: {deleted.message}",
-        f"  now: {hook_log.way_out(deleted)}",
+        f"  now: {hook_log.way_out(deleted, UNASKED)}",
         f"  chart author: {hook_log.author_fix(deleted)}",
         '  accept: {"chart":"VERSION","code":"UG608","crd":"backups.example.com"}',
         *(hook_log.finding_line(_warning(i)) for i in range(shown)),
@@ -195,7 +200,7 @@ def test_a_deletion_among_fifty_warnings_is_told_first_and_the_warnings_counted(
 def test_nothing_left_out_needs_no_pointer_to_the_whole_report() -> None:
     """Paired with the one above: under the bound the log is the whole report."""
     outcome = Outcome((_warning(0), _warning(1)), 1)
-    text = hook_log.render(outcome, "pre-upgrade", 1, "read 1 CRD", release="app")
+    text = hook_log.render(outcome, "pre-upgrade", 1, "read 1 CRD", asked=APP)
     assert text.splitlines() == [
         "upgrade-guard SAFE: pre-upgrade of 1 CRD; 2 warning",
         hook_log.finding_line(_warning(0)),
@@ -217,12 +222,12 @@ def test_the_last_line_says_where_the_whole_report_is(
     phase: str, release: str | None, command: str
 ) -> None:
     outcome = Outcome(tuple(map(_warning, range(50))), 1)
-    text = hook_log.render(outcome, phase, 1, release=release)
+    text = hook_log.render(outcome, phase, 1, asked=Asked(release=release))
     assert text.splitlines()[-1].startswith(f"the whole report: `{command}` ")
-    summary = hook_log.termination_summary(outcome, phase, 1, release)
+    summary = hook_log.termination_summary(outcome, phase, 1, Asked(release=release))
     assert summary.splitlines()[-2:] == [
         "... left out here: 50 warning",
-        hook_log.whole_report(phase, release),
+        hook_log.whole_report(phase, Asked(release=release)),
     ]
 
 
@@ -281,15 +286,20 @@ def test_a_repeated_change_keeps_its_evidence_and_not_checkable_reasons() -> Non
     text = hook_log.render(Outcome(found, 1), "pre-upgrade", 1)
     assert text.splitlines() == [
         "upgrade-guard REFUSED: pre-upgrade of 1 CRD; 3 error",
-        hook_log._legend(hook_log.ACCEPT_BY_VALUES),
+        hook_log._legend(UNASKED),
         "error UG202 required-added, 3 times in 1 CRD: required-added here",
         "  at w.example.com v1 spec.a, w.example.com v1 spec.b, w.example.com v1 spec.c",
         f"  {affected} (at w.example.com v1 spec.a)",
         f"  {unchecked} (at w.example.com v1 spec.b, w.example.com v1 spec.c)",
-        f"  now: {hook_log.way_out(found[0])}",
+        f"  now: {hook_log.way_out(found[0], UNASKED)}",
         f"  chart author: {hook_log.author_fix(found[0])}",
         '  accept: {"chart":"VERSION","code":"UG202","crd":"w.example.com","version":"v1",'
         '"path":"spec.a"} (one entry per place: 3)',
+        *(
+            f'  accept: {{"chart":"VERSION","code":"UG202","crd":"w.example.com","version":"v1",'
+            f'"path":"spec.{p}"}}'
+            for p in "bc"
+        ),
     ]
 
 
@@ -316,19 +326,19 @@ def test_when_the_refusals_alone_exceed_the_bound_each_keeps_its_place_line() ->
     """The first refusals whole, the later told by message and objects, the last by place
     alone: each left room for every later one's place line. Nothing is cut mid-entry."""
     found = _many_refusals(12)
-    text = hook_log.render(Outcome(found, 1), "pre-upgrade", 1, release="app")
+    text = hook_log.render(Outcome(found, 1), "pre-upgrade", 1, asked=APP)
     assert len(text.encode()) <= hook_log.LOG_LIMIT
     lines = text.splitlines()
     whole, named = 4, 2  # the refusals told with their ways out; with their objects
-    expected = [verdict := lines[0], hook_log._legend(hook_log.ACCEPT_BY_VALUES)]
+    expected = [verdict := lines[0], hook_log._legend(APP)]
     for i, finding in enumerate(found):
         expected.append(hook_log.finding_line(finding) if i < whole + named
                         else f"error UG202 required-added {grouping.place(finding)}")  # fmt: skip
         expected += [f"  {finding.notes[0]}"] if i < whole + named else []
-        expected += hook_log._tail(finding, None) if i < whole else []
+        expected += hook_log._tail(finding, APP) if i < whole else []
     expected += [
         f"... left out here: the rest of {12 - whole} refusals told in part",
-        hook_log.whole_report("pre-upgrade", "app"),
+        hook_log.whole_report("pre-upgrade", APP),
     ]
     assert verdict == "upgrade-guard REFUSED: pre-upgrade of 1 CRD; 12 error"
     assert lines == expected
@@ -336,7 +346,7 @@ def test_when_the_refusals_alone_exceed_the_bound_each_keeps_its_place_line() ->
 
 def test_the_termination_message_holds_every_refusal_line() -> None:
     found = (*_many_refusals(20), *map(_warning, range(50)))
-    summary = hook_log.termination_summary(Outcome(found, 1), "pre-upgrade", 1, "app")
+    summary = hook_log.termination_summary(Outcome(found, 1), "pre-upgrade", 1, APP)
     assert len(summary.encode()) <= hook_log.TERMINATION_LIMIT
     lines = summary.splitlines()
     assert lines[0] == "upgrade-guard REFUSED: pre-upgrade of 1 CRD; 20 error, 50 warning"
@@ -346,7 +356,7 @@ def test_the_termination_message_holds_every_refusal_line() -> None:
     assert told == 19
     assert lines[-2:] == [
         "... left out here: 50 warning; the rest of 1 refusal told in part",
-        hook_log.whole_report("pre-upgrade", "app"),
+        hook_log.whole_report("pre-upgrade", APP),
     ]
 
 

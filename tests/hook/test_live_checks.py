@@ -17,6 +17,7 @@ from upgrade_guard.judging import Changes, judge
 from upgrade_guard.load.image_table import parse_image_table
 from upgrade_guard.policy import DEFAULT_POLICY, Policy, PolicyError, parse_policy
 from upgrade_guard.report import hook_log
+from upgrade_guard.report.ways_out import UNASKED
 from upgrade_guard.subjects import HookSubject, WrittenState
 
 TABLE = parse_image_table(
@@ -107,13 +108,13 @@ SEVERAL = [
     # (id, slots changed from SLOTS, [(code, slot)] refused, the way out's setting)
     ("every image paired", {}, [], None),
     ("the webhook's old tag pinned", {"webhook.image": "jetstack/webhook:v1.18.0"},
-     [("UG602", "webhook.image")], "--reuse-values --set webhook.image.tag=v1.19.0 "),
+     [("UG602", "webhook.image")], "[your flags] --set webhook.image.tag=v1.19.0`"),
     ("a digest pinned: the paired digest", {"image": "jetstack/controller@sha256:" + "d" * 64},
      [("UG601", "image")], "--set image.digest=sha256:" + "c" * 64),
     ("old tag and digest pinned", {"image": "c:v1.18.0@sha256:" + "d" * 64},
      [("UG602", "image")], "--set image.digest=sha256:" + "c" * 64),
     ("two slots wrong, each its own", {"image": "c:v1.18.0", "cainjector.image": "i:dev"},
-     [("UG601", "cainjector.image"), ("UG602", "image")], "--set cainjector.image.tag=v1.19.0 "),
+     [("UG601", "cainjector.image"), ("UG602", "image")], "--set cainjector.image.tag=v1.19.0`"),
 ]  # fmt: skip
 
 
@@ -129,23 +130,25 @@ def test_several_controller_images_each_checked_and_named(
         image = {**SLOTS, **changed}[slot]
         assert finding.message.startswith(f"{slot}: the values deploy {image}")
     if setting:
-        assert any(setting in hook_log.way_out(f) for f in found), found
+        assert any(setting in hook_log.way_out(f, UNASKED) for f in found), found
 
 
 def test_a_pinned_tag_is_never_told_to_reset_then_reuse_alone() -> None:
-    """--reset-then-reuse-values keeps a tag the admin set, so it is not the way out: the
-    way out sets the tag the table pairs with this chart, which wins over either."""
+    """--reset-then-reuse-values keeps a tag the admin set, so it is not the way out alone:
+    the way out sets the tag the table pairs with this chart, which wins over either."""
     (finding,) = _several({**SLOTS, "image": "quay.io/jetstack/cert-manager-controller:v1.18.0"})
-    way_out = hook_log.way_out(finding)
-    assert way_out.startswith("helm upgrade RELEASE CHART --reuse-values --set image.tag=v1.19.0 ")
-    assert "--reset-then-reuse-values alone keeps an image you set" in way_out
+    way_out = hook_log.way_out(finding, UNASKED)
+    assert way_out.startswith(
+        "`helm upgrade RELEASE CHART --reset-then-reuse-values [your flags]"
+        " --set image.tag=v1.19.0`"
+    )
 
 
 def test_no_paired_image_in_the_table_says_so() -> None:
     (finding,) = paired({"controller-state-version": 9}, {"image": "c:v1.19.0"}, CERT_MANAGER)
     assert finding.code == "UG602"
     assert "no image in the chart's table compiles controller-state-version 9" in finding.message
-    assert "--set" not in hook_log.way_out(finding)
+    assert "--set" not in hook_log.way_out(finding, UNASKED)
 
 
 def test_a_counter_marked_paired_is_checked_too() -> None:

@@ -44,6 +44,7 @@ from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError, documents
 from upgrade_guard.load.helm_output import GuardJob, crds_dir_files, crds_dir_names, guard_job
 from upgrade_guard.load.helm_record import Record, record_name, record_of
 from upgrade_guard.pipelines import hook_run as pipeline
+from upgrade_guard.report.ways_out import Asked
 
 if TYPE_CHECKING:
     from upgrade_guard.cluster.client import Api
@@ -249,8 +250,10 @@ def _check(
     """The checks, reported, every cluster read through the one session ``api``."""
     if operation is HelmOperation.crds:
         return _check_crds(args, policy, accept, reach, api, scratch)
+    restores = None
     if operation is HelmOperation.rollback:
         pending, current, body = _rollback(args, api)
+        restores = _revision_of(body)
     else:
         body = _release_json(
             _helm(operation, *args, "--dry-run=server", "--output", "json"), operation
@@ -275,8 +278,7 @@ def _check(
     job = guard_job(f"release {pending.chart}", body)
     version = str(body.get("chart", {}).get("metadata", {}).get("version", ""))
     prepared, adopted = _prepared(job, chart, version, policy, accept, scratch)
-    if not adopted:
-        reach = replace(reach, accepting=_accepting(operation))
+    reach = replace(reach, asked=Asked(plugin=True, in_values=adopted, revision=restores))
     release = pipeline.Rendered(namespace, str(body.get("name")), pending, current)
     request = pipeline.Request(prepared, f"pre-{pending.operation}", release, in_helm=False)
     # The checks' deadline, as the hook's, from when they start: helm's render is not theirs.
@@ -300,12 +302,21 @@ def _say_rendered(crds: Mapping[str, Crd], source: str) -> None:
         typer.echo(f"helm guard:   ... and {len(digests) - SHOWN_DIGESTS} more", err=True)
 
 
-def _accepting(operation: HelmOperation) -> str:
-    command = {
-        HelmOperation.crds: "helm guard crds CHART",
-        HelmOperation.rollback: "helm guard rollback RELEASE [REVISION]",
-    }.get(operation, f"helm guard {operation} RELEASE CHART [flags]")
-    return f"{command} --accept 'ENTRY' (once per entry)"
+def _revision_of(body: Mapping[str, Any]) -> int | None:
+    revision = body.get("version")
+    return revision if isinstance(revision, int) else None
+
+
+def _chart_version(args: list[str]) -> str:
+    """The version of the chart ``helm show crds ARGS`` shows (``helm show chart``), which
+    acceptances name."""
+    shown = [
+        doc.body for doc in documents_of("helm show chart", _helm("show", "chart", *args).encode())
+    ]
+    version = shown[0].get("version") if shown and isinstance(shown[0], dict) else None
+    if not isinstance(version, str) or not version:
+        raise LoadError(f"helm show chart {' '.join(args)}: no version")
+    return version
 
 
 def _with_crds_dir(pending: Record, args: list[str]) -> Record:
@@ -368,7 +379,9 @@ def _check_crds(
     bundle = scratch / "crds.yaml"
     bundle.write_text(shown)
     _say_rendered(crds_from(documents_of("helm show crds", shown.encode())), "helm show crds")
-    prepared = hook.prepare(Inputs(policy=policy, crds=str(bundle), accept=tuple(accept)))
-    reach = replace(reach, accepting=_accepting(HelmOperation.crds))
+    version = _chart_version(args)
+    given = Inputs(policy=policy, crds=str(bundle), accept=tuple(accept), chart_version=version)
+    prepared = hook.prepare(given)
+    reach = replace(reach, asked=Asked(plugin=True, in_values=False))
     request = pipeline.Request(prepared, "kubectl apply", in_helm=False)
     return hook.report(request, reach, api)

@@ -14,7 +14,7 @@ import json
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -32,6 +32,7 @@ from upgrade_guard.load.rendered import Item, noting_manifests
 from upgrade_guard.pipelines import hook_run as pipeline
 from upgrade_guard.policy import PolicyError
 from upgrade_guard.report import REPORTERS, hook_log
+from upgrade_guard.report.ways_out import APPLY, UNASKED, Asked
 
 if TYPE_CHECKING:
     from upgrade_guard.cluster.client import Api
@@ -131,22 +132,14 @@ def _cannot_decide(code: ExitCode, message: str, fail_open: bool, log: Terminati
 
 
 def _emit(
-    outcome: Outcome,
-    phase: str,
-    checked: int,
-    reach: Reach,
-    footer: str = "",
-    chart_version: str | None = None,
-    release: str | None = None,
+    outcome: Outcome, phase: str, checked: int, reach: Reach, asked: Asked, footer: str = ""
 ) -> ExitCode:
     if reach.output == "text":
-        report = hook_log.render(
-            outcome, phase, checked, footer, reach.limit, chart_version, reach.accepting, release
-        )
+        report = hook_log.render(outcome, phase, checked, footer, reach.limit, asked)
         sys.stdout.write(report)
     else:
         sys.stdout.write(REPORTERS[reach.output](outcome))
-    reach.log.write(hook_log.termination_summary(outcome, phase, checked, release))
+    reach.log.write(hook_log.termination_summary(outcome, phase, checked, asked))
     return outcome.exit_code
 
 
@@ -385,7 +378,7 @@ class Reach:
     fail_open: bool
     output: str
     limit: int = hook_log.LOG_LIMIT  # the text report's bytes (Helm prints the log as one line)
-    accepting: str = hook_log.ACCEPT_BY_VALUES
+    asked: Asked = UNASKED  # the plugin's: the revision a rollback restores, how it accepts
     started: float = field(default_factory=time.monotonic)
 
 
@@ -416,8 +409,22 @@ def report(request: pipeline.Request, reach: Reach, api: Api) -> ExitCode:
     if result.read:
         took = f"{result.read}; {time.monotonic() - reach.started:.1f}s"
         footer = "\n".join([*result.way_out, took])
-    chart_version = request.prepared.admin.chart_version
-    release = request.release.release if request.release is not None else None
-    return _emit(
-        result.outcome, result.operation, result.checked, reach, footer, chart_version, release
+    asked = _asked(request, result, reach)
+    return _emit(result.outcome, result.operation, result.checked, reach, asked, footer)
+
+
+def _asked(request: pipeline.Request, result: pipeline.Judged, reach: Reach) -> Asked:
+    """What the person ran, for the commands the ways out print."""
+    operation = result.operation.removeprefix("pre-")
+    at = request.release
+    revision = reach.asked.revision
+    if isinstance(at, pipeline.RecordsAt) and operation == "rollback":
+        revision = at.revision  # Helm runs the hooks of the revision it restores
+    return replace(
+        reach.asked,
+        operation=APPLY if operation == "kubectl apply" else operation,
+        release=at.release if at is not None else None,
+        namespace=at.namespace if at is not None else None,
+        chart_version=request.prepared.admin.chart_version,
+        revision=revision,
     )

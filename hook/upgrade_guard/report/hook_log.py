@@ -27,10 +27,12 @@ from dataclasses import dataclass, field
 
 from upgrade_guard import rules
 from upgrade_guard.findings import Finding, Harm, Outcome
+from upgrade_guard.images import DEPLOY_WITH
 from upgrade_guard.judging import ACCEPTED
 from upgrade_guard.report import grouping
 from upgrade_guard.report.grouping import Group
 from upgrade_guard.report.json_report import summary
+from upgrade_guard.report.ways_out import UNASKED, Asked, accepting, again, dropping_acceptances
 from upgrade_guard.rules import acceptance_unused, crd_deleted
 
 TERMINATION_LIMIT = 4096
@@ -50,17 +52,13 @@ _AUTHOR_SCHEMA = (
     "if meant, declare it in the policy (declared-breaks: crd, rule, path, schema-version,"
     " reason); else keep the live schema"
 )
-# How the admin passes the acceptances: the library's value (the hook), or the plugin's option.
-ACCEPT_BY_VALUES = (
-    "helm upgrade RELEASE CHART --reuse-values --set-json 'upgrade-guard.accept=[ENTRY,...]'"
-)
 
 
-def _legend(accepting: str) -> str:
+def _legend(asked: Asked) -> str:
     return (
         "each refusal: now (what you can do), chart author (what the chart should change),"
-        f" accept (its entry: {accepting} lets the findings you name through, for this chart"
-        " version only)"
+        f" accept (its entry: {accepting(asked)} lets the findings you name through, for this"
+        " chart version only)"
     )
 
 
@@ -68,8 +66,20 @@ def _own(finding: Finding, prefix: str) -> str | None:
     return next((n.removeprefix(prefix) for n in finding.notes if n.startswith(prefix)), None)
 
 
-def way_out(finding: Finding) -> str:
-    """What the person running helm can do now."""
+def way_out(finding: Finding, asked: Asked) -> str:
+    """What the person running helm can do now: a command for what they ran where the
+    finding's check worked out the values to set (``images.DEPLOY_WITH`` notes)."""
+    setting = _own(finding, DEPLOY_WITH)
+    if setting:
+        return (
+            f"`{again(asked, setting)}` (deploys the image that goes with this chart whatever"
+            " kept the old one), or install the chart that goes with the deployed image"
+        )
+    if finding.code == acceptance_unused.RULE.code:
+        return (
+            f"drop the acceptances: {dropping_acceptances(asked)}; or give them again for this"
+            " chart version from this report's accept: lines"
+        )
     rule = rules.lookup(finding.code)
     return _own(finding, "now: ") or (rule and rule.way_out) or _NOW_SCHEMA
 
@@ -114,12 +124,20 @@ def verdict_line(outcome: Outcome, phase: str, checked: int) -> str:
     return f"upgrade-guard {state}: {phase} of {checked} {crds}; {tally or 'no findings'}"
 
 
-def _tail(finding: Finding, chart_version: str | None, places: int = 1) -> list[str]:
+def _tail(
+    finding: Finding, asked: Asked, places: tuple[Finding, ...] = (), every: bool = True
+) -> list[str]:
+    """A refusal's ways out with the accept entry of each of ``places`` (a repeated
+    change's findings; unless ``every``, the first and how many there are); an excused
+    finding's excuse."""
     if finding.refuses:
-        lines = [f"  now: {way_out(finding)}", f"  chart author: {author_fix(finding)}"]
+        lines = [f"  now: {way_out(finding, asked)}", f"  chart author: {author_fix(finding)}"]
         if finding.code != acceptance_unused.RULE.code:
-            each = f" (one entry per place: {places})" if places > 1 else ""
-            lines.append(f"  accept: {accept_entry(finding, chart_version)}{each}")
+            places = places or (finding,)
+            each = f" (one entry per place: {len(places)})" if len(places) > 1 else ""
+            told = places if every else places[:1]
+            lines += [f"  accept: {accept_entry(f, asked.chart_version)}" for f in told]
+            lines[-len(told)] += each
         return lines
     return (
         [f"  {'' if accepted(finding) else 'excused: '}{finding.excused}"]
@@ -157,18 +175,24 @@ def damage(finding: Finding) -> Damage:
 @dataclass(frozen=True)
 class _Entry:
     """One entry of a bounded report (a repeated change, or a finding) in the forms it may
-    take, fullest first: a refusal's with its way out; with its message and the objects it
-    names; its places alone (a repeated change's first few, then its first)."""
+    take, fullest first: a refusal's with its ways out (a repeated change's with every
+    place's accept entry, then with its first's); with its message and the objects it
+    names; its places alone (a repeated change's first few, then its first). The first
+    ``with_ways`` forms hold the ways out."""
 
     findings: tuple[Finding, ...]
     forms: tuple[list[str], ...]
+    with_ways: int = 1
+
+    def without_ways(self) -> _Entry:
+        return _Entry(self.findings, self.forms[self.with_ways :], 0)
 
 
 def _short_line(finding: Finding) -> str:
     return f"{_label(finding)} {finding.code} {finding.rule} {grouping.place(finding)}"
 
 
-def _group_entry(group: Group, chart_version: str | None) -> _Entry:
+def _group_entry(group: Group, asked: Asked) -> _Entry:
     first = group.first
     crds = len(group.crds)
     short = (
@@ -179,23 +203,25 @@ def _group_entry(group: Group, chart_version: str | None) -> _Entry:
     named = [f"{short}: {first.message}", at, *_group_evidence(group)]
     more = group.count - 1
     placed = f"{short}, at {grouping.place(first)}" + (f" and {more} more" if more else "")
-    forms = (named + _tail(first, chart_version, group.count), named, [short, at], [placed])
-    return _Entry(group.findings, forms)
+    every = named + _tail(first, asked, group.findings)
+    first_only = named + _tail(first, asked, group.findings, every=False)
+    forms = (every, first_only, named, [short, at], [placed])
+    return _Entry(group.findings, forms, with_ways=2)
 
 
-def _single_entry(finding: Finding, chart_version: str | None) -> _Entry:
+def _single_entry(finding: Finding, asked: Asked) -> _Entry:
     named = [finding_line(finding), *_evidence_lines(finding)]
-    forms = (named + _tail(finding, chart_version), named, [_short_line(finding)])
+    forms = (named + _tail(finding, asked), named, [_short_line(finding)])
     return _Entry((finding,), forms)
 
 
-def _entries(outcome: Outcome, chart_version: str | None) -> tuple[list[_Entry], list[_Entry]]:
+def _entries(outcome: Outcome, asked: Asked) -> tuple[list[_Entry], list[_Entry]]:
     """The refusals, by harm, then in the order found; and the rest: what the admin
     accepted, then by severity, the excused last."""
     groups, singles = grouping.grouped(outcome.findings)
     found = {id(finding): index for index, finding in enumerate(outcome.findings)}
-    entries = [_group_entry(g, chart_version) for g in groups]
-    entries += [_single_entry(f, chart_version) for f in singles]
+    entries = [_group_entry(g, asked) for g in groups]
+    entries += [_single_entry(f, asked) for f in singles]
     refusals = [e for e in entries if e.findings[0].refuses]
     refusals.sort(key=lambda e: (damage(e.findings[0]), found[id(e.findings[0])]))
     rest = [e for e in entries if not e.findings[0].refuses]
@@ -269,12 +295,14 @@ def _bounded(
     return "\n".join(head + laid.lines + ending) + "\n"
 
 
-def whole_report(phase: str, release: str | None) -> str:
+def whole_report(phase: str, asked: Asked) -> str:
     """Where every finding is told, unbounded: the Helm plugin runs the same checks."""
     operation = phase.removeprefix("pre-")
-    target = "REVISION" if operation == "rollback" else "CHART"
+    target = (asked.revision or "REVISION") if operation == "rollback" else "CHART"
+    release = asked.release or "RELEASE"
+    namespace = f" -n {asked.namespace}" if asked.namespace else ""
     return (
-        f"the whole report: `helm guard {operation} {release or 'RELEASE'} {target}` with"
+        f"the whole report: `helm guard {operation} {release}{namespace} {target}` with"
         " your helm flags (the helm-guard plugin runs these checks and prints every finding)"
     )
 
@@ -285,21 +313,19 @@ def render(
     checked: int,
     footer: str = "",
     limit: int = LOG_LIMIT,
-    chart_version: str | None = None,
-    accepting: str = ACCEPT_BY_VALUES,
-    release: str | None = None,
+    asked: Asked = UNASKED,
 ) -> str:
     """The report within ``limit`` bytes (unless its first refusal's place alone is longer:
     a line is never cut, so a path stays whole): the verdict, with refusals the line saying
     how to read their ways out, every refusal by harm, the rest while it fits, ``footer``.
     What is left out or told in part is counted, and the last line says where the whole
-    report is (``release``: the Helm release the hook runs for)."""
+    report is (``asked``: what the person ran, for the commands of the ways out)."""
     head = [verdict_line(outcome, phase, checked)]
     if not outcome.safe:
-        head.append(_legend(accepting))
-    refusals, rest = _entries(outcome, chart_version)
+        head.append(_legend(asked))
+    refusals, rest = _entries(outcome, asked)
     ending = [footer] if footer else []
-    return _bounded(head, refusals, rest, ending, whole_report(phase, release), limit)
+    return _bounded(head, refusals, rest, ending, whole_report(phase, asked), limit)
 
 
 def _size(lines: list[str]) -> int:
@@ -344,17 +370,15 @@ def _group_evidence(group: Group) -> list[str]:
     return [f"  {note}" for note in group.notes() if note.startswith(_SHOWN_NOTES)]
 
 
-def termination_summary(
-    outcome: Outcome, phase: str, checked: int, release: str | None = None
-) -> str:
+def termination_summary(outcome: Outcome, phase: str, checked: int, asked: Asked = UNASKED) -> str:
     """The termination message, within Kubernetes' 4096 bytes: the verdict, then every
     refusal by harm (with its message and the objects it names while they fit, else its
     place alone), the rest counted, and where the whole report is."""
-    refusals, rest = _entries(outcome, None)
-    told = [_Entry(entry.findings, entry.forms[1:]) for entry in refusals]
+    refusals, rest = _entries(outcome, asked)
+    told = [entry.without_ways() for entry in refusals]
     counted = [finding for entry in rest for finding in entry.findings]
     head = [verdict_line(outcome, phase, checked)]
-    whole = whole_report(phase, release)
+    whole = whole_report(phase, asked)
     return fit(_bounded(head, told, [], [], whole, TERMINATION_LIMIT, counted))
 
 
