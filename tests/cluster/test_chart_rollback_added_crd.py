@@ -1,20 +1,20 @@
 """A rollback across a release that added a CRD, with the real helm against the real
 apiserver: the example chart 3.0.0, then a 3.1.0 adding a Restore CRD with one object stored
 in it, then `helm rollback` to 3.0.0. Helm runs 3.0.0's own pre-rollback hook, whose chart does
-not list the Restore CRD (so its guard may not read it), and would delete the CRD with its
-objects: the hook refuses with UG608, saying the objects were not counted and why, rather than
-exiting 2 on its own inputs; and the way out it prints leaves the release as it was."""
+not list the Restore CRD, and would delete the CRD with its objects: the hook refuses with
+UG608, the object counted and named (3.1.0 left the guard's service account a lasting grant
+to read its CRDs), rather than exiting 2 on its own inputs; the ways out it prints, typed,
+leave the release as it was, and then keep the CRD and its object through the rollback."""
 
 from __future__ import annotations
 
-import re
-import shlex
 import subprocess
 from pathlib import Path
 
 import yaml
 from test_chart_snippets import GUARD_VALUES, copy_release, fresh_install, helm_status, show
 from test_hook import UPGRADE_GUARD
+from ways_out import printed
 
 from testenv import Cluster, Image, JobRunner, ToolRunner
 
@@ -40,7 +40,7 @@ def test_a_rollback_across_an_added_crd_is_refused_as_its_deletion(
     namespace: str,
     job_runner: JobRunner,
     helm: ToolRunner,
-    kubectl: ToolRunner,
+    shell: ToolRunner,
     guard_image: Image,
     tmp_path: Path,
 ) -> None:
@@ -66,20 +66,26 @@ def test_a_rollback_across_an_added_crd_is_refused_as_its_deletion(
 
     rollback = helm("rollback", "rel", "1", "-n", namespace)
     assert rollback.returncode != 0, show(rollback)
-    log = " ".join(guard.wait(3, timeout=60).log.split())
+    refused = guard.wait(3, timeout=60).log
+    log = " ".join(refused.split())
     assert log.startswith("upgrade-guard REFUSED: pre-rollback"), log
     assert f"error UG608 crd-deleted restores.{group}" in log, log
     assert (
-        "Helm deletes it, and with it every object stored in it, which the guard could not"
-        " count: this release's guard may not read the CRD"
+        f"Helm deletes it, and with it the 1 object(s) stored in it ({namespace}/last-night)"
     ) in log, log
     assert "BAD INPUT" not in log and "UG608" in rollback.stderr, show(rollback)
     assert cluster.admin.get(f"{restores}/last-night")["metadata"]["name"] == "last-night"
 
-    # The way out it prints, followed literally, leaves the release at 3.1.0, deployed.
+    # The way out of the rollback it prints, typed, leaves the release at 3.1.0, deployed.
     assert helm_status(helm, namespace) == "pending-rollback"
-    command = re.search(r"way out of this rollback: .*?`(kubectl [^`]+)`", log)
-    assert command, log
-    deleted = kubectl(*shlex.split(command.group(1))[1:])
+    deleted = shell(printed(refused, "way out of this rollback: "))
     assert deleted.returncode == 0, show(deleted)
     assert helm_status(helm, namespace) == "deployed"
+    # The way out of the refusal, typed: the CRD kept. The rollback then passes, and Helm
+    # leaves the CRD and its object.
+    kept = shell(printed(refused, "  now: ", under="error UG608 "))
+    assert kept.returncode == 0, show(kept)
+    again = helm("rollback", "rel", "1", "-n", namespace)
+    assert again.returncode == 0, show(again)
+    assert guard.wait(4, timeout=60).succeeded
+    assert cluster.admin.get(f"{restores}/last-night")["metadata"]["name"] == "last-night"

@@ -505,6 +505,9 @@ def test_argo_cd_runs_the_guard_as_presync_before_the_crds(
     assert classified == {
         ("CustomResourceDefinition", False, ("Sync",), 0),
         ("Deployment", False, ("Sync",), 0),
+        # The guard's lasting grant to read the chart's CRDs, synced with the release.
+        ("ClusterRole", False, ("Sync",), 0),
+        ("ClusterRoleBinding", False, ("Sync",), 0),
         ("ServiceAccount", True, ("PreSync",), -10),
         ("ConfigMap", True, ("PreSync",), -10),
         ("ClusterRole", True, ("PreSync",), -10),

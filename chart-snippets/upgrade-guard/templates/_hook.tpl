@@ -111,6 +111,49 @@ subjects:
   - kind: ServiceAccount
     name: {{ $name }}
     namespace: {{ $root.Release.Namespace }}
+{{- if $crdNames }}
+{{- /* The same reads of the chart's CRDs and their objects, kept with the release, not a
+       hook: a rollback to a revision older than a CRD runs that revision's guard, whose own
+       grant does not name the CRD Helm is about to delete with its objects; the release
+       that added it leaves this grant, so that guard reads the CRD and counts its objects.
+       Bound to the guard's service account, which exists only while a guard runs. */}}
+{{- /* Cut to 63 characters, the hook's ClusterRole's name and this one's would be the
+       same for a long namespace: this one ends in a digest of the namespace and release. */}}
+{{- $owner := printf "%s-%s" $root.Release.Namespace $name -}}
+{{- $kept := printf "%s-reads-%s" ($owner | trunc 46 | trimSuffix "-") ($owner | sha256sum | trunc 10) }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata:
+  name: {{ $kept }}
+  annotations:
+    upgrade-guard.io/guard-grant: "true"
+rules:
+  - apiGroups: [apiextensions.k8s.io]
+    resources: [customresourcedefinitions]
+    verbs: [get]
+    resourceNames: {{ toJson $crdNames }}
+  {{- range $group, $resources := $listed }}
+  - apiGroups: [{{ $group | quote }}]
+    resources: {{ toJson $resources }}
+    verbs: [list]
+  {{- end }}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata:
+  name: {{ $kept }}
+  annotations:
+    upgrade-guard.io/guard-grant: "true"
+roleRef:
+  apiGroup: rbac.authorization.k8s.io
+  kind: ClusterRole
+  name: {{ $kept }}
+subjects:
+  - kind: ServiceAccount
+    name: {{ $name }}
+    namespace: {{ $root.Release.Namespace }}
+{{- end }}
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: Role

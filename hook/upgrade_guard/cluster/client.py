@@ -40,6 +40,10 @@ class ClusterError(RuntimeError):
     """The cluster could not be reached or read; the message says what and why (exit 3)."""
 
 
+class Forbidden(ClusterError):
+    """The credentials may not make a read (403)."""
+
+
 @dataclass(frozen=True)
 class Resource:
     """What a request reads, for messages: verb, resource (plural.group) and object name."""
@@ -148,7 +152,8 @@ class Api:
                     return None
                 message = _status_message(body)
                 if status not in _RETRIED_STATUSES:
-                    raise ClusterError(_refusal(status, what, message, self._host))
+                    refused = Forbidden if status == 403 else ClusterError
+                    raise refused(_refusal(status, what, message, self._host))
                 last = f"HTTP {status}: {message}"
             # Never sooner than the server's Retry-After, nor than our own backoff (a
             # Retry-After of 0 must not become a tight loop); a Retry-After past the

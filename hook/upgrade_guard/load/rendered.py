@@ -134,8 +134,14 @@ def noting_manifests(documents: Iterable[Document], items: list[Item]) -> Iterat
         yield document
 
 
+# The library's lasting grant to the guard (a ClusterRole and its binding): the guard's, not
+# a contract of the operator's.
+GUARD_GRANT = "upgrade-guard.io/guard-grant"
+
+
 def manifests_from(documents: Iterable[Document]) -> Manifests:
-    """The roles and webhook configurations among documents, hooks left out."""
+    """The roles and webhook configurations among documents, hooks and the guard's own
+    grant left out."""
     return manifests_of(_items(documents))
 
 
@@ -152,7 +158,7 @@ def manifests_of(items: Iterable[Item]) -> Manifests:
         if not isinstance(metadata, Mapping) or not isinstance(metadata.get("name"), str):
             raise LoadError(f"{source}: {kind} without metadata.name")
         annotations = metadata.get("annotations")
-        if isinstance(annotations, Mapping) and HELM_HOOK in annotations:
+        if isinstance(annotations, Mapping) and {HELM_HOOK, GUARD_GRANT} & annotations.keys():
             continue
         item: Role | WebhookConfiguration = (
             _role(source, kind, body, metadata["name"])

@@ -63,7 +63,8 @@ if TYPE_CHECKING:
 DEFAULT_EVIDENCE_LIMIT = 10_000
 _UNLISTED = (
     "this release's guard may not read the CRD, which Chart.yaml's upgrade-guard.io/crds does"
-    " not list (a release older than the CRD lists none of them); it is judged live, as the"
+    " not list (a release older than the CRD lists none of them), and the release that added"
+    " it left no lasting grant to read it (its library is older); it is judged as the"
     " release Helm replaces applied it"
 )
 CHART_ANNOTATION_PREFIX = "upgrade-guard.io/"  # the library's, on Chart.yaml
@@ -194,10 +195,10 @@ def run(request: Request, api: Api) -> Judged | Undecided:
         cluster = _read_cluster(api, [*chart, *readable], wanted, chosen)
         live_crds = {n: c for n, c in cluster.crds.items() if n in chart}
         gone = {name: cluster.crds.get(name) for name in readable}
+        unread, unlisted_live = _unlisted(api, sorted(unlisted), applied)
+        gone |= unlisted_live
         stored = _count_stored(api, {n: c for n, c in gone.items() if c is not None})
-        if unlisted:  # UG608 reads their annotations, which the record holds as applied
-            gone |= {name: applied[name] for name in sorted(unlisted)}
-            stored |= {name: Stored(0, (), _UNLISTED) for name in unlisted}
+        stored |= {name: Stored(0, (), _UNLISTED) for name in unread}
         described = f"release {current.chart} (revision {current.revision})" if current else ""
         subject = replace(
             subject,
@@ -387,6 +388,38 @@ def _count_stored(api: Api, crds: Mapping[str, Crd]) -> dict[str, Stored]:
     return counted
 
 
+def _unlisted(
+    api: Api, names: list[str], applied: Mapping[str, Crd]
+) -> tuple[list[str], dict[str, Crd | None]]:
+    """The CRDs Helm would delete that this release's chart does not list: read live where
+    the release that added them left this guard the grant (the library's lasting
+    ClusterRole), else (the names first) as the replaced record holds them, as applied."""
+    from upgrade_guard.cluster.client import Forbidden
+
+    if not names:
+        return [], {}
+    try:
+        live = _crds_of(api.get_crds(names))
+    except Forbidden:
+        return names, {name: applied[name] for name in names}
+    return [], {name: live.get(name) for name in names}
+
+
+def _crds_of(bodies: Mapping[str, Any]) -> dict[str, Crd]:
+    """The live CRDs read, by name (None: the cluster has no such CRD)."""
+    from upgrade_guard.cluster.client import ClusterError
+
+    documents = [
+        Document(Source(f"cluster: customresourcedefinitions/{name}"), 0, body)
+        for name, body in bodies.items()
+        if body is not None
+    ]
+    try:
+        return crds_from(documents, validate=False, normalize=True)
+    except LoadError as error:
+        raise ClusterError(f"cannot read a live CRD: {error}") from None
+
+
 def _counter_keys(policy: Policy) -> dict[str, str]:
     """Each counter's annotation: controller-state-version and the policy's."""
     names = {CONTROLLER_STATE_VERSION, *(c.name for c in policy.counters)}
@@ -447,15 +480,7 @@ def _read_cluster(
     from upgrade_guard.cluster.state import values_at
 
     version = api.server_version()
-    documents = [
-        Document(Source(f"cluster: customresourcedefinitions/{name}"), 0, body)
-        for name, body in api.get_crds(names).items()
-        if body is not None
-    ]
-    try:
-        crds = crds_from(documents, validate=False, normalize=True)
-    except LoadError as error:
-        raise ClusterError(f"cannot read a live CRD: {error}") from None
+    crds = _crds_of(api.get_crds(names))
     written = hook_checks.live_state(crds, policy)
     for location in policy.stored_state:
         at = hook_checks.stored_state_version(location, crds)

@@ -5,8 +5,8 @@ from the chart, or switched off by a value such as cert-manager's `crds.enabled=
 is live without `helm.sh/resource-policy: keep`. Helm deletes it after the hook passes, and
 the apiserver deletes every object stored in it; the finding counts them (names only). Where
 the guard may not read them (a missing `list`, or a rollback to a chart that predates the CRD
-and so does not let its guard read it), the finding stays an error and says why they were not
-counted: the guard never passes what it could not look at.
+when the release that added it left no lasting grant to read it), the finding stays an error
+and says why they were not counted: the guard never passes what it could not look at.
 
 Why it matters: the objects are gone for good, with no error from Helm.
 
@@ -43,6 +43,12 @@ def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
                 f"{subject.replaced} applies this CRD and this release does not: Helm deletes"
                 f" it, and with it {deleted}",
                 old=None if held.unread else held.count,
+                notes=(
+                    "now: keep applying the CRD (the chart's CRD switch on, or the CRD back in"
+                    f" the chart), or `kubectl annotate crd {name} {KEEP_ANNOTATION}=keep`, so"
+                    " Helm leaves it and its objects (unmanaged); delete them deliberately only"
+                    " after a backup",
+                ),
             ),
         )
 
@@ -58,5 +64,9 @@ RULE = HookCheck(
         "keep applying the CRD (the chart's CRD switch on, or the CRD back in the chart), or"
         " annotate the live CRD helm.sh/resource-policy=keep so Helm leaves it; delete it"
         " and its objects deliberately only after a backup"
+    ),
+    author=(
+        "keep the CRD in every release, or give it helm.sh/resource-policy: keep so Helm"
+        " never deletes it (a rollback below the release that added it included)"
     ),
 )

@@ -10,11 +10,11 @@ Why it matters: the controller would run against CRDs and state of another contr
 fail to decode objects, or write state the chart's other parts do not expect.
 
 Allowed: the image the table pairs with this chart. Way out now (the message names slot
-and tag): `helm upgrade REL CHART --reuse-values --set SLOT.tag=TAG`, TAG the tag the
-chart's table pairs with this chart (or `SLOT.digest=` the paired digest when a digest is
-set), which works whatever kept the old one; or install the chart that goes with the
-deployed image. Chart author: pair the chart's counters with the images it deploys in the
-image table.
+and tag): `helm upgrade REL CHART --reset-then-reuse-values --set SLOT.tag=TAG` (the report
+prints it for the operation at hand), TAG the tag the chart's table pairs with this chart
+(or `SLOT.digest=` the paired digest when a digest is set), which works whatever kept the
+old one; or install the chart that goes with the deployed image. Chart author: pair the
+chart's counters with the images it deploys in the image table.
 """
 
 from __future__ import annotations
