@@ -215,6 +215,20 @@ def helm(cluster: Cluster, helm_home: Path) -> ToolRunner:
     return run
 
 
+@pytest.fixture(scope="session")
+def helm_guard_plugin(cluster: Cluster, helm_home: Path) -> None:
+    """`helm plugin install` of helm-guard from the repository, once for the session's
+    helm home."""
+    done = subprocess.run(
+        [str(cluster.binaries.helm), "plugin", "install", str(REPO / "helm-guard")],
+        env=_helm_env(cluster, helm_home, None),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+
+
 @pytest.fixture
 def shell(cluster: Cluster, helm_home: Path, tmp_path: Path) -> ToolRunner:
     """``shell(command)``: a command line as a person types it (``&&``, ``>``), run by bash

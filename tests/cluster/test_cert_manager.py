@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 import yaml
+from ways_out import printed, typed
 
 from testenv import (
     GUARD_IMAGE,
@@ -226,6 +227,8 @@ def test_cert_manager_adopted_from_the_docs_through_install_upgrade_and_rollback
     scenarios: Scenarios,
     guard_image: Image,
     tmp_path: Path,
+    shell: ToolRunner,
+    helm_guard_plugin: None,
 ) -> None:
     env = tool_env(cluster)
     old = str(adopt("v1.18.0", tmp_path / "v1.18.0", env))
@@ -257,6 +260,14 @@ def test_cert_manager_adopted_from_the_docs_through_install_upgrade_and_rollback
     )  # fmt: skip
     assert code != 0 and "UG602" in log and "v1.19.0" in log, log
     assert log.startswith("upgrade-guard REFUSED: pre-upgrade"), log
+    # Its way out, typed: the paired tag set over the release's own values. The image is
+    # no longer refused; the schema still is (step 4).
+    now = printed(log, "  now: ", under="error UG602 ")
+    assert now == (f"helm upgrade cm -n {namespace} CHART --reset-then-reuse-values"
+                   " [your flags] --set image.tag=v1.19.0")  # fmt: skip
+    code, log, err = scenarios.run("the way out printed", "upgrade", *shlex.split(
+        typed(now, new))[2:])  # fmt: skip
+    assert code != 0 and "UG602" not in log and "UG212" in log, log
 
     # 3. An image the table does not list: refused (fails closed).
     code, log, err = scenarios.run(
@@ -326,6 +337,30 @@ def test_cert_manager_adopted_from_the_docs_through_install_upgrade_and_rollback
     assert "UG608 crd-deleted certificates.cert-manager.io" in log, log
     assert f"the 2 object(s) stored in it ({namespace}/api, {namespace}/web)" in log, log
     assert all(crd(cluster, name) for name in CRD_NAMES)
+    # Each CRD's way out, typed: annotated keep, Helm leaves them and the Certificates
+    # (unmanaged); the upgrade passes. The log holds as many ways out as 4 KiB leave room
+    # for, else its last line says where the whole report is: the plugin's, typed with the
+    # same flags.
+    report = log
+    if "the whole report: " in log:
+        flags = [*disabled[5:], "--set", "crds.keep=false"]
+        whole = shell(typed(printed(log, "the whole report: "), new, flags))
+        assert whole.returncode == 1, show(whole)
+        report = whole.stdout
+    for name in CRD_NAMES:
+        command = printed(report, "  now: ", under=f"error UG608 crd-deleted {name}")
+        assert command == f"kubectl annotate crd {name} helm.sh/resource-policy=keep", command
+        assert kubectl(*shlex.split(command)[1:]).returncode == 0
+    code, kept, err = scenarios.run("the way out printed: keep annotated, then the same", *disabled,
+                                    "--set", "crds.keep=false")  # fmt: skip
+    assert code == 0 and kept.startswith("upgrade-guard SAFE: pre-upgrade of 0 CRDs"), kept + err
+    assert all(crd(cluster, name) for name in CRD_NAMES)
+    assert len(cluster.admin.get(f"{base}/certificates")["items"]) == 2
+    # The CRDs applied by the release again, the annotation gone (kubectl's own form).
+    for name in CRD_NAMES:
+        assert kubectl("annotate", "crd", name, "helm.sh/resource-policy-").returncode == 0
+    code, log, err = scenarios.run("crds.enabled=true again", *upgrade, "--set", "crds.keep=false")
+    assert code == 0, log + err
     # What the guard refused is what Helm does: without the hook, the CRDs and the
     # Certificates are gone.
     code, _, err = scenarios.run("the same with --no-hooks", *disabled, "--set",

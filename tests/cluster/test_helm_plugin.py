@@ -33,22 +33,8 @@ def show(result: subprocess.CompletedProcess[str]) -> str:
     return f"exit {result.returncode}\n--- stdout\n{result.stdout}\n--- stderr\n{result.stderr}"
 
 
-@pytest.fixture(scope="session")
-def _plugin_installed(cluster: Cluster, helm_home: Path) -> None:
-    """`helm plugin install` from the repository, once for the session's helm home."""
-    env = cluster.env(None)
-    for var, sub in (("HELM_CACHE_HOME", "cache"), ("HELM_CONFIG_HOME", "config"),
-                     ("HELM_DATA_HOME", "data")):  # fmt: skip
-        env[var] = str(helm_home / sub)
-    done = subprocess.run(
-        [str(cluster.binaries.helm), "plugin", "install", str(PLUGIN)],
-        env=env, capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert done.returncode == 0, show(done)
-
-
 @pytest.fixture
-def guard(helm: ToolRunner, _plugin_installed: None) -> Iterator[ToolRunner]:
+def guard(helm: ToolRunner, helm_guard_plugin: None) -> Iterator[ToolRunner]:
     """``guard(*args)``: ``helm guard ARGS``, its command line and first line printed."""
 
     def run(*args: str, kubeconfig: Path | None = None) -> subprocess.CompletedProcess[str]:
@@ -363,3 +349,33 @@ def test_bad_input_and_an_unreachable_cluster_exit_as_the_hook_does(
     assert done.returncode == 2 and "helm --kube-token" in done.stderr, show(done)
     done = guard("crds", V1, "--run")
     assert done.returncode == 2 and "--run: the crds/ are applied with kubectl" in done.stderr
+
+
+def test_a_chart_that_cannot_render_with_reused_values_gets_the_flag_that_does(
+    namespace: str, helm: ToolRunner, guard: ToolRunner, tmp_path: Path
+) -> None:
+    """2.0.0 reads a value 1.0.0 never had (b.c, defaulted in 2.0.0's values): with
+    --reuse-values helm cannot render it, and no way out of the guard's can help; the plugin
+    says so, and the flag it names renders and passes."""
+    charts = {}
+    for version, values, data in (("1.0.0", "a: 1\n", "{a: '{{ .Values.a }}'}"),
+                                  ("2.0.0", "a: 1\nb: {c: 2}\n",
+                                   "{a: '{{ .Values.a }}', c: '{{ .Values.b.c }}'}")):  # fmt: skip
+        chart = tmp_path / version
+        (chart / "templates").mkdir(parents=True)
+        (chart / "Chart.yaml").write_text(f"apiVersion: v2\nname: rc\nversion: {version}\n")
+        (chart / "values.yaml").write_text(values)
+        (chart / "templates" / "cm.yaml").write_text(
+            f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: rc}}\ndata: {data}\n"
+        )
+        charts[version] = str(chart)
+    assert helm("install", "rc", charts["1.0.0"], "-n", namespace).returncode == 0
+    reused = guard("upgrade", "rc", charts["2.0.0"], "-n", namespace, "--reuse-values")
+    assert reused.returncode == 2, show(reused)
+    assert "nil pointer evaluating" in reused.stderr, show(reused)
+    assert (
+        "the new chart does not render with the previous release's values kept whole"
+        " (--reuse-values); --reset-then-reuse-values takes the new chart's defaults"
+    ) in reused.stderr, show(reused)
+    reset = guard("upgrade", "rc", charts["2.0.0"], "-n", namespace, "--reset-then-reuse-values")
+    assert reset.returncode == 0, show(reset)

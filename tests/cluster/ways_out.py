@@ -15,8 +15,10 @@ def printed(log: str, line_starts: str, under: str | None = None) -> str:
     """The first command on the first report line starting with ``line_starts`` (after the
     line starting with ``under``, a refusal's own line, when given)."""
     lines = log.splitlines()
-    if under is not None:
-        lines = lines[next(i for i, line in enumerate(lines) if line.startswith(under)) :]
+    if under is not None:  # the entry's own lines: indented, up to the next entry
+        start = next(i for i, line in enumerate(lines) if line.startswith(under)) + 1
+        end = next((i for i in range(start, len(lines)) if not lines[i].startswith("  ")), None)
+        lines = lines[start:end]
     line = next(line for line in lines if line.startswith(line_starts))
     found = _COMMAND.search(line)
     assert found, f"no command on {line!r}"

@@ -192,8 +192,8 @@ def test_a_deletion_among_fifty_warnings_is_told_first_and_the_warnings_counted(
         *(hook_log.finding_line(_warning(i)) for i in range(shown)),
         f"... left out here: {50 - shown} warning, 1 info",
         "read 2 CRDs",
-        "the whole report: `helm guard upgrade app CHART` with your helm flags (the helm-guard"
-        " plugin runs these checks and prints every finding)",
+        "the whole report: `helm guard upgrade app CHART [your flags]` (the helm-guard plugin"
+        " runs these checks and prints every finding)",
     ]
 
 
@@ -212,10 +212,10 @@ def test_nothing_left_out_needs_no_pointer_to_the_whole_report() -> None:
 @pytest.mark.parametrize(
     ("phase", "release", "command"),
     [
-        ("pre-upgrade", "app", "helm guard upgrade app CHART"),
-        ("pre-install", "app", "helm guard install app CHART"),
+        ("pre-upgrade", "app", "helm guard upgrade app CHART [your flags]"),
+        ("pre-install", "app", "helm guard install app CHART [your flags]"),
         ("pre-rollback", "app", "helm guard rollback app REVISION"),
-        ("pre-upgrade", None, "helm guard upgrade RELEASE CHART"),
+        ("pre-upgrade", None, "helm guard upgrade RELEASE CHART [your flags]"),
     ],
 )
 def test_the_last_line_says_where_the_whole_report_is(

@@ -83,9 +83,23 @@ def _helm(*args: str) -> str:
         unreadable = any(sign in done.stderr.lower() for sign in _UNREADABLE)
         options.fail(
             ExitCode.CLUSTER_UNREACHABLE if unreadable else ExitCode.BAD_INPUT,
-            f"helm {args[0]} failed (exit {done.returncode}), as above",
+            f"helm {args[0]} failed (exit {done.returncode}), as above"
+            + _render_hint(args, done.stderr),
         )
     return done.stdout
+
+
+def _render_hint(args: tuple[str, ...], stderr: str) -> str:
+    """What works where the chart cannot render with the previous release's values kept
+    whole (``--reuse-values`` keeps the old chart's values too, helm/helm#9000)."""
+    rendering = 'executing "' in stderr or "render error" in stderr.lower()  # Helm 4, Helm 3
+    if "--reuse-values" not in args or not rendering:
+        return ""
+    return (
+        ": the new chart does not render with the previous release's values kept whole"
+        " (--reuse-values); --reset-then-reuse-values takes the new chart's defaults under the"
+        " values you gave (pin an image tag you need with --set), or give a values file (-f)"
+    )
 
 
 def _release_json(text: str, command: str) -> Mapping[str, Any]:

@@ -68,6 +68,9 @@ class Group:
 
 
 def _key(finding: Finding) -> tuple[str, ...]:
+    """What findings share to be one repeated change: a way out worked out for a finding's
+    own place (a ``now: `` note, a command naming its CRD) keeps it apart."""
+
     def canonical(value: object) -> str:
         return json.dumps(value, sort_keys=True, default=str)
 
@@ -78,6 +81,7 @@ def _key(finding: Finding) -> tuple[str, ...]:
         finding.excused or "",
         canonical(finding.old),
         canonical(finding.new),
+        *(note for note in finding.notes if note.startswith("now: ")),
     )
 
 

@@ -298,12 +298,12 @@ def _bounded(
 def whole_report(phase: str, asked: Asked) -> str:
     """Where every finding is told, unbounded: the Helm plugin runs the same checks."""
     operation = phase.removeprefix("pre-")
-    target = (asked.revision or "REVISION") if operation == "rollback" else "CHART"
+    target = (asked.revision or "REVISION") if operation == "rollback" else "CHART [your flags]"
     release = asked.release or "RELEASE"
     namespace = f" -n {asked.namespace}" if asked.namespace else ""
     return (
-        f"the whole report: `helm guard {operation} {release}{namespace} {target}` with"
-        " your helm flags (the helm-guard plugin runs these checks and prints every finding)"
+        f"the whole report: `helm guard {operation} {release}{namespace} {target}` (the"
+        " helm-guard plugin runs these checks and prints every finding)"
     )
 
 

@@ -72,6 +72,11 @@ RULE = CrdRule(
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"versions"}),
-    way_out="upgrade first to a chart version that serves the new version as not yet storage",
+    way_out=(
+        "if you will not need to roll back below this release, accept it: once applied, the"
+        " CRD cannot go back to one that does not serve the new storage version; else stay on"
+        " the deployed release until the chart serves the new version a release before"
+        " storing it"
+    ),
     author="serve the new version for one release before making it the storage version",
 )
