@@ -16,11 +16,12 @@ from test_chart_snippets import GUARD_VALUES, copy_release, fresh_install, helm_
 from test_hook import UPGRADE_GUARD
 from ways_out import printed
 
-from testenv import Cluster, Image, JobRunner, ToolRunner
+from testenv import Cluster, Image, JobHandle, JobRunner, ToolRunner
 
 
-def _with_a_restore_crd(release: Path, group: str) -> None:
-    """3.0.0 made 3.1.0: a second CRD, rendered by its own template and listed in Chart.yaml."""
+def _with_a_restore_crd(release: Path, group: str, kept: bool = False) -> None:
+    """3.0.0 made 3.1.0: a second CRD, rendered by its own template and listed in Chart.yaml
+    (``kept``: with helm.sh/resource-policy: keep, as UG608's chart author line says)."""
     chart = yaml.safe_load((release / "Chart.yaml").read_text())
     chart["version"] = chart["appVersion"] = "3.1.0"
     annotations = chart["annotations"]
@@ -32,22 +33,21 @@ def _with_a_restore_crd(release: Path, group: str) -> None:
     backups["spec"]["group"] = group
     backups["spec"]["names"] = {"plural": "restores", "singular": "restore", "kind": "Restore",
                                 "listKind": "RestoreList"}  # fmt: skip
+    if kept:
+        backups["metadata"].setdefault("annotations", {})["helm.sh/resource-policy"] = "keep"
     (release / "templates" / "crds" / "restores.yaml").write_text(yaml.safe_dump(backups))
 
 
-def test_a_rollback_across_an_added_crd_is_refused_as_its_deletion(
-    cluster: Cluster,
-    namespace: str,
-    job_runner: JobRunner,
-    helm: ToolRunner,
-    shell: ToolRunner,
-    guard_image: Image,
-    tmp_path: Path,
-) -> None:
+def _upgraded_with_a_restore(
+    cluster: Cluster, namespace: str, job_runner: JobRunner, helm: ToolRunner, tmp_path: Path,
+    kept: bool = False,
+) -> tuple[JobHandle, str, str]:  # fmt: skip
+    """3.0.0 installed, upgraded to 3.1.0 (a Restore CRD added), one Restore stored: the
+    guard's Job, the CRD's group and the Restores' path."""
     group = f"{namespace}.example.io"
     guard = fresh_install(cluster, namespace, job_runner, helm, "3.0.0")
     added = copy_release("3.0.0", tmp_path / "3.1.0")
-    _with_a_restore_crd(added, group)
+    _with_a_restore_crd(added, group, kept)
     # The docs' build step: the bundle packed again from the chart's rendered CRDs.
     rendered = helm("template", "rel", str(added), "-n", namespace, *GUARD_VALUES)
     assert rendered.returncode == 0, show(rendered)
@@ -63,6 +63,21 @@ def test_a_rollback_across_an_added_crd_is_refused_as_its_deletion(
         "apiVersion": f"{group}/v1", "kind": "Restore", "metadata": {"name": "last-night"},
         "spec": {"schedule": "0 3 * * *", "target": "s3://backups"},
     })  # fmt: skip
+    return guard, group, restores
+
+
+def test_a_rollback_across_an_added_crd_is_refused_as_its_deletion(
+    cluster: Cluster,
+    namespace: str,
+    job_runner: JobRunner,
+    helm: ToolRunner,
+    shell: ToolRunner,
+    guard_image: Image,
+    tmp_path: Path,
+) -> None:
+    guard, group, restores = _upgraded_with_a_restore(
+        cluster, namespace, job_runner, helm, tmp_path
+    )
 
     rollback = helm("rollback", "rel", "1", "-n", namespace)
     assert rollback.returncode != 0, show(rollback)
@@ -88,4 +103,25 @@ def test_a_rollback_across_an_added_crd_is_refused_as_its_deletion(
     again = helm("rollback", "rel", "1", "-n", namespace)
     assert again.returncode == 0, show(again)
     assert guard.wait(4, timeout=60).succeeded
+    assert cluster.admin.get(f"{restores}/last-night")["metadata"]["name"] == "last-night"
+
+
+def test_the_chart_authors_way_out_keeps_the_crd_through_the_rollback(
+    cluster: Cluster,
+    namespace: str,
+    job_runner: JobRunner,
+    helm: ToolRunner,
+    guard_image: Image,
+    tmp_path: Path,
+) -> None:
+    """UG608's chart author line, followed: 3.1.0's Restore CRD carries
+    helm.sh/resource-policy: keep. The rollback to 3.0.0 passes, and Helm leaves the CRD and
+    its object."""
+    guard, _, restores = _upgraded_with_a_restore(
+        cluster, namespace, job_runner, helm, tmp_path, kept=True
+    )
+    rollback = helm("rollback", "rel", "1", "-n", namespace)
+    assert rollback.returncode == 0, show(rollback)
+    passed = guard.wait(3, timeout=60)
+    assert passed.succeeded and "UG608" not in passed.log, passed.log
     assert cluster.admin.get(f"{restores}/last-night")["metadata"]["name"] == "last-night"

@@ -13,7 +13,7 @@ import shlex
 from test_external_secrets import CHARTS, GROUP, NEW, OLD
 from ways_out import entries, printed, typed
 
-from testenv import Cluster, ToolRunner, wait_for
+from testenv import Cluster, ToolRunner, create_when_served, wait_for
 
 CRDS = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
 VALUES = (
@@ -45,7 +45,8 @@ def test_helm_guard_upgrade_then_its_accept_command(
     _without_external_secrets_crds(cluster)
     install = helm("install", "es", str(CHARTS / OLD), "-n", namespace, *VALUES, timeout=300)
     assert install.returncode == 0, install.stderr
-    cluster.admin.create(f"/apis/{GROUP}/v1beta1/namespaces/{namespace}/secretstores", {
+    path = f"/apis/{GROUP}/v1beta1/namespaces/{namespace}/secretstores"
+    create_when_served(cluster.admin, path, {
         "apiVersion": f"{GROUP}/v1beta1", "kind": "SecretStore",
         "metadata": {"name": "fake-store"}, "spec": STORE})  # fmt: skip
 

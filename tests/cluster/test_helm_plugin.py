@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from ways_out import entries, printed, typed
 
-from testenv import Cluster, Image, JobRunner, KubeError, ToolRunner, wait_for
+from testenv import Cluster, Image, JobRunner, ToolRunner, create_when_served
 from upgrade_guard.counters import history
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import documents_of
@@ -62,22 +62,9 @@ def rendered(helm: ToolRunner, *args: str) -> dict[str, str]:
 
 
 def create(cluster: Cluster, namespace: str, kind: str, name: str, spec: dict[str, Any]) -> None:
-    """The object created, once the apiserver serves its kind: helm returns once it has
-    applied the CRD, and the resource's handler answers 404 for a moment after."""
-    plural = f"{kind.lower()}s"
     body = {"apiVersion": "plugin.example.io/v1", "kind": kind, "metadata": {"name": name},
             "spec": spec}  # fmt: skip
-
-    def created() -> bool:
-        try:
-            cluster.admin.create(f"{GROUP}/{namespace}/{plural}", body)
-        except KubeError as error:
-            if error.code == 404:
-                return False
-            raise
-        return True
-
-    wait_for(created, timeout=30, what=f"{plural} served")
+    create_when_served(cluster.admin, f"{GROUP}/{namespace}/{kind.lower()}s", body)
 
 
 def revisions(helm: ToolRunner, namespace: str) -> list[tuple[int, str]]:

@@ -19,7 +19,7 @@ from .controlplane import ADMIN_USER, RESTRICTED_USERS, ControlPlane, ServiceAcc
 from .crds import Attempt, CRDTrial, Evolution, evolve, storage_version
 from .faults import Fault, FaultProxy, Seen
 from .jobrunner import JobHandle, JobOutcome, JobRun, JobRunner
-from .kube import JSON, Kube, KubeError, api_path, wait_for
+from .kube import JSON, Kube, KubeError, api_path, create_when_served, wait_for
 from .kubelet import FakeKubelet
 from .proxy import TcpProxy
 from .sandbox import GUARD_IMAGE, HOST_IMAGE, Image, built_guard_image
@@ -55,6 +55,7 @@ __all__ = [
     "User",
     "api_path",
     "built_guard_image",
+    "create_when_served",
     "evolve",
     "find_binaries",
     "kubernetes_version",

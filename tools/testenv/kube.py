@@ -185,6 +185,22 @@ def wait_for(
         time.sleep(interval)
 
 
+def create_when_served(kube: Kube, path: str, body: JSON, timeout: float = 30.0) -> JSON:
+    """``body`` created at ``path`` once the apiserver serves it: helm returns once it has
+    applied a CRD, and the resource's handler answers 404 for a moment after."""
+
+    def created() -> JSON | None:
+        try:
+            result: JSON = kube.create(path, body)
+        except KubeError as error:
+            if error.code == 404:
+                return None
+            raise
+        return result
+
+    return wait_for(created, timeout=timeout, what=f"{path} served")
+
+
 def api_path(
     api_version: str, plural: str, namespace: str | None = None, name: str | None = None
 ) -> str:
