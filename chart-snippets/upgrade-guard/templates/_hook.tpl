@@ -281,7 +281,149 @@ spec:
         - name: inputs
           configMap:
             name: {{ $name }}
+{{- if and $v.admissionPolicy ($root.Capabilities.APIVersions.Has "admissionregistration.k8s.io/v1/ValidatingAdmissionPolicy") }}
+---
+{{ include "upgrade-guard.admission-policy" (dict "root" $root "crds" $crdNames) }}
+{{- end }}
 {{- end -}}
+
+{{- /* upgrade-guard.admission-policy: a ValidatingAdmissionPolicy and its binding, part of
+the release (not hooks: they stay between operations), that hold the counters of the CRDs
+the chart lists (.crds) on the paths no hook runs on: a rollback to a revision from before
+the adoption, --no-hooks, uninstall, `kubectl apply` of a crds/ folder, Flux's CreateReplace,
+Argo CD's prune. The apiserver refuses an UPDATE that lowers crd-schema-version, keeps it with
+another crd-schema-digest, lowers controller-state-version or drops one of these annotations,
+and a DELETE, unless the live CRD carries the acceptance that names exactly that change
+(accept-schema-digest: the digest it goes to, or "none" when dropped;
+accept-controller-state-version: the version it goes to, or "none"; accept-delete: "true").
+Counters that are not integers are the hook's to judge. It matches these CRDs by name only,
+on UPDATE and DELETE only: never another object. Helm keeps both objects (resource-policy)
+when it uninstalls the release or stops rendering them, as the CRDs it refuses to delete
+stay: a second `helm uninstall`, or an upgrade that drops the CRDs after one that dropped the
+policy, meets it still. Removing them on purpose is a `kubectl delete` (docs/hook.md). */ -}}
+{{- define "upgrade-guard.admission-policy" -}}
+{{- $root := .root -}}
+{{- $name := printf "%s.%s.upgrade-guard.io" $root.Release.Name $root.Release.Namespace -}}
+{{- $owner := printf "release %s in namespace %s" $root.Release.Name $root.Release.Namespace -}}
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: {{ $name }}
+  labels:
+    app.kubernetes.io/name: upgrade-guard
+    app.kubernetes.io/instance: {{ $root.Release.Name }}
+  annotations:
+    helm.sh/resource-policy: keep
+spec:
+  failurePolicy: Fail
+  matchConstraints:
+    resourceRules:
+      - apiGroups: [apiextensions.k8s.io]
+        apiVersions: ["*"]
+        resources: [customresourcedefinitions]
+        operations: [UPDATE, DELETE]
+        resourceNames: {{ toJson .crds }}
+  variables:
+    - name: crd
+      expression: oldObject.metadata.name
+    - name: live
+      expression: "oldObject.metadata.?annotations.orValue({})"
+    - name: incoming
+      expression: "request.operation == 'DELETE' ? {} : object.metadata.?annotations.orValue({})"
+    - name: liveSchema
+      expression: "variables.live[?'upgrade-guard.io/crd-schema-version'].orValue('')"
+    - name: newSchema
+      expression: "variables.incoming[?'upgrade-guard.io/crd-schema-version'].orValue('')"
+    - name: liveDigest
+      expression: "variables.live[?'upgrade-guard.io/crd-schema-digest'].orValue('')"
+    - name: newDigest
+      expression: "variables.incoming[?'upgrade-guard.io/crd-schema-digest'].orValue('none')"
+    - name: liveState
+      expression: "variables.live[?'upgrade-guard.io/controller-state-version'].orValue('')"
+    - name: newState
+      expression: "variables.incoming[?'upgrade-guard.io/controller-state-version'].orValue('none')"
+    - name: schemaAccepted
+      expression: "variables.live[?'upgrade-guard.io/accept-schema-digest'].orValue('') == variables.newDigest"
+    - name: stateAccepted
+      expression: "variables.live[?'upgrade-guard.io/accept-controller-state-version'].orValue('') == variables.newState"
+    - name: counters
+      expression: >-
+        'crd-schema-version ' + (variables.liveSchema == '' ? 'none' : variables.liveSchema)
+        + ' -> ' + (variables.newSchema == '' ? 'none' : variables.newSchema)
+        + ', crd-schema-digest ' + (variables.liveDigest == '' ? 'none' : variables.liveDigest)
+        + ' -> ' + variables.newDigest
+        + ', controller-state-version ' + (variables.liveState == '' ? 'none' : variables.liveState)
+        + ' -> ' + variables.newState
+    - name: acceptSchema
+      expression: >-
+        'kubectl annotate crd ' + variables.crd + ' upgrade-guard.io/accept-schema-digest='
+        + variables.newDigest + ' --overwrite'
+    - name: acceptState
+      expression: >-
+        'kubectl annotate crd ' + variables.crd + ' upgrade-guard.io/accept-controller-state-version='
+        + variables.newState + ' --overwrite'
+  validations:
+    - expression: >-
+        request.operation != 'UPDATE' || variables.schemaAccepted
+        || !variables.liveSchema.matches('^[0-9]+$') || !variables.newSchema.matches('^[0-9]+$')
+        || int(variables.newSchema) >= int(variables.liveSchema)
+      messageExpression: >-
+        'upgrade-guard ({{ $owner }}): this UPDATE of the CRD ' + variables.crd
+        + ' lowers its schema (' + variables.counters + '): objects stored under the newer
+        schema may no longer be read, written or validated. To make exactly this change on
+        purpose: ' + variables.acceptSchema + ', then run it again'
+    - expression: >-
+        request.operation != 'UPDATE' || variables.schemaAccepted || variables.liveDigest == ''
+        || variables.newSchema != variables.liveSchema || variables.newDigest == 'none'
+        || variables.newDigest == variables.liveDigest
+      messageExpression: >-
+        'upgrade-guard ({{ $owner }}): this UPDATE of the CRD ' + variables.crd
+        + ' changes its schema under the same crd-schema-version (' + variables.counters
+        + '): another chart build, or an edit by hand. To make exactly this change on purpose: '
+        + variables.acceptSchema + ', then run it again'
+    - expression: >-
+        request.operation != 'UPDATE' || variables.schemaAccepted
+        || !(variables.liveSchema != '' && variables.newSchema == '')
+        && !(variables.liveDigest != '' && variables.newDigest == 'none')
+      messageExpression: >-
+        'upgrade-guard ({{ $owner }}): this UPDATE of the CRD ' + variables.crd
+        + ' drops its upgrade-guard.io schema annotations (' + variables.counters
+        + '): a CRD from a chart, or a revision of it, that does not adopt the guard. To make
+        exactly this change on purpose: ' + variables.acceptSchema + ', then run it again'
+    - expression: >-
+        request.operation != 'UPDATE' || variables.stateAccepted || variables.liveState == ''
+        || variables.newState != 'none' && (!variables.liveState.matches('^[0-9]+$')
+        || !variables.newState.matches('^[0-9]+$') || int(variables.newState) >= int(variables.liveState))
+      messageExpression: >-
+        'upgrade-guard ({{ $owner }}): this UPDATE of the CRD ' + variables.crd
+        + (variables.newState == 'none' ? ' drops' : ' lowers') + ' its controller-state-version ('
+        + variables.counters + '): the state the controller wrote into the objects stored is
+        newer than the controller this CRD goes with reads. To make exactly this change on
+        purpose: ' + variables.acceptState + ', then run it again'
+    - expression: >-
+        request.operation != 'DELETE'
+        || variables.live[?'upgrade-guard.io/accept-delete'].orValue('') == 'true'
+      messageExpression: >-
+        'upgrade-guard ({{ $owner }}): deleting the CRD ' + variables.crd
+        + ' deletes every object stored in it (crd-schema-version '
+        + (variables.liveSchema == '' ? 'none' : variables.liveSchema) + ', controller-state-version '
+        + (variables.liveState == '' ? 'none' : variables.liveState) + '). To delete it on purpose: kubectl
+        annotate crd ' + variables.crd + ' upgrade-guard.io/accept-delete=true, then delete it again'
+---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicyBinding
+metadata:
+  name: {{ $name }}
+  labels:
+    app.kubernetes.io/name: upgrade-guard
+    app.kubernetes.io/instance: {{ $root.Release.Name }}
+  annotations:
+    helm.sh/resource-policy: keep
+spec:
+  policyName: {{ $name }}
+  validationActions: [Deny]
+{{- end -}}
+
 
 {{- /* Helm's and Argo CD's hook annotations for one weight (Argo CD's sync wave). */ -}}
 {{- define "upgrade-guard.annotations" -}}
