@@ -361,9 +361,19 @@ def test_cert_manager_adopted_from_the_docs_through_install_upgrade_and_rollback
         assert kubectl("annotate", "crd", name, "helm.sh/resource-policy-").returncode == 0
     code, log, err = scenarios.run("crds.enabled=true again", *upgrade, "--set", "crds.keep=false")
     assert code == 0, log + err
-    # What the guard refused is what Helm does: without the hook, the CRDs and the
-    # Certificates are gone.
+    # What the guard refused, Helm does without the hook, but the apiserver refuses it too:
+    # the release's admission policy holds the CRDs, and the Certificates stay.
     code, _, err = scenarios.run("the same with --no-hooks", *disabled, "--set",
+                                 "crds.keep=false", "--no-hooks", hook=False)  # fmt: skip
+    assert code != 0, err
+    assert "deleting the CRD certificates.cert-manager.io deletes every object stored in it" in err
+    assert all(crd(cluster, name) for name in CRD_NAMES)
+    assert len(cluster.admin.get(f"{base}/certificates")["items"]) == 2
+    # Deleted on purpose, as the refusal says: the acceptance on each CRD, then the same.
+    accept = {"metadata": {"annotations": {"upgrade-guard.io/accept-delete": "true"}}}
+    for name in CRD_NAMES:
+        cluster.admin.patch(f"{CRDS}/{name}", accept)
+    code, _, err = scenarios.run("the same, each CRD's deletion accepted", *disabled, "--set",
                                  "crds.keep=false", "--no-hooks", hook=False)  # fmt: skip
     assert code == 0, err
     # The apiserver deletes a CRD's objects, then the CRD (its cleanup finalizer).

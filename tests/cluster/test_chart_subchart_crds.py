@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from test_cert_manager import CRDS, GUARD_VALUES, LIBRARY, adoption_steps, apply_step, crd, tool_env
-from test_chart_snippets import guard_inputs
+from test_chart_snippets import delete_crd_on_purpose, guard_inputs
 
 from testenv import Cluster, Image, JobRunner, ToolRunner, wait_for
 
@@ -162,10 +162,7 @@ def test_a_chart_with_its_crds_in_a_subchart_adopted_from_the_docs(
     guard_image: Image, adopted: dict[str, Path],
 ) -> None:  # fmt: skip
     for name in CRD_NAMES:  # cluster-wide: kept (resource-policy) by an earlier run
-        if crd(cluster, name):
-            cluster.admin.delete(f"{CRDS}/{name}")
-    wait_for(lambda: not any(crd(cluster, n) for n in CRD_NAMES), timeout=60,
-             what="the subchart's CRDs deleted")  # fmt: skip
+        delete_crd_on_purpose(cluster, f"{CRDS}/{name}")
     guard = job_runner.expect(namespace, "rel-upgrade-guard")
     runs = 0
 

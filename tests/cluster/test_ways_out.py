@@ -5,6 +5,7 @@ chart, until the next run passes: a refused install, a refused rollback."""
 from __future__ import annotations
 
 import json
+import re
 
 from test_chart_snippets import (
     EXAMPLE,
@@ -83,10 +84,24 @@ def test_a_refused_rollback_passes_by_the_accept_command_it_prints(
     command = printed(log, "each refusal: ")
     assert command.startswith(f"helm get values rel -n {namespace} --revision 1 "), command
     done = shell(typed(command, str(EXAMPLE / "2.0.0"), accepted=accepted))
-    assert done.returncode == 0, show(done)
     passed = guard.wait(4, timeout=60)
     assert passed.log.startswith(
         "upgrade-guard SAFE with 1 finding ACCEPTED by the cluster admin: pre-upgrade"
     ), passed.log
+    # The hook accepts; the release's admission policy, in the apiserver, asks for its own
+    # acceptance on the live CRD, naming the schema it goes to: given, the same command passes.
+    assert done.returncode != 0, show(done)
+    policy = re.search(
+        r"To make exactly this change on purpose: (kubectl annotate [^,]+),", done.stderr
+    )
+    assert policy is not None, show(done)
+    assert policy.group(1).startswith(
+        "kubectl annotate crd backups.example.io upgrade-guard.io/accept-schema-digest=sha256:"
+    ), policy.group(1)
+    annotated = shell(policy.group(1))
+    assert annotated.returncode == 0, show(annotated)
+    done = shell(typed(command, str(EXAMPLE / "2.0.0"), accepted=accepted))
+    assert done.returncode == 0, show(done)
+    assert guard.wait(5, timeout=60).succeeded
     last = json.loads(helm("history", "rel", "-n", namespace, "-o", "json").stdout)[-1]
     assert (last["status"], last["chart"]) == ("deployed", "example-operator-2.0.0"), last
