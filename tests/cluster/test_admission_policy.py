@@ -407,3 +407,33 @@ def test_a_newer_policy_replaces_the_older_in_place_and_a_chart_that_stops_adopt
     passed = helm("upgrade", "rel", str(unstamped), "-n", namespace)
     assert passed.returncode == 0, show(passed)
     assert "upgrade-guard.io/crd-schema-version" not in annotations(cluster)
+
+
+TWO = str(EXAMPLE / "2.0.0" / "templates" / "crds" / "backups.yaml")
+
+
+@pytest.mark.parametrize(
+    ("command", "refusal"),
+    [
+        pytest.param(("replace", "-f", TWO), "lowers its schema (crd-schema-version 3 -> 2,",
+                     id="Flux CreateReplace: a PUT of crds/"),
+        pytest.param(("delete", "--cascade=foreground", "crd", "backups.example.io"),
+                     "deleting the CRD backups.example.io deletes every object stored in it",
+                     id="Argo CD prune: a DELETE"),
+    ],
+)  # fmt: skip
+def test_the_requests_gitops_tools_send_are_refused_alike(
+    cluster: Cluster, namespace: str, job_runner: JobRunner, helm: ToolRunner,
+    kubectl: ToolRunner, guard_image: Image, command: tuple[str, ...], refusal: str,
+) -> None:  # fmt: skip
+    """Not Flux or Argo CD themselves: the request each sends (helm-controller replaces a
+    chart's crds/ before the upgrade, its hooks; gitops-engine prunes with a DELETE), which
+    the policy judges by operation, whichever client sends it."""
+    fresh_install(cluster, namespace, job_runner, helm, "3.0.0")
+    backup = store_backup(cluster, namespace)
+    policy_in_force(kubectl, namespace)
+    refused = kubectl(*command)
+    assert refused.returncode != 0, show(refused)
+    assert denial(namespace) in refused.stderr and refusal in refused.stderr, show(refused)
+    assert schema_version(cluster) == "3"
+    assert cluster.admin.get(backup)["metadata"]["name"] == "nightly"
