@@ -20,9 +20,11 @@ from test_chart_snippets import (
     EXAMPLE,
     GUARD_VALUES,
     SNIPPETS,
+    VAP_API,
     copy_release,
     fresh_install,
     helm_status,
+    list_crds,
     schema_version,
     show,
     without_the_example_crd,
@@ -437,3 +439,57 @@ def test_the_requests_gitops_tools_send_are_refused_alike(
     assert denial(namespace) in refused.stderr and refusal in refused.stderr, show(refused)
     assert schema_version(cluster) == "3"
     assert cluster.admin.get(backup)["metadata"]["name"] == "nightly"
+
+
+def test_the_controller_state_acceptance_lets_exactly_that_version_through(
+    cluster: Cluster, namespace: str, job_runner: JobRunner, helm: ToolRunner,
+    kubectl: ToolRunner, shell: ToolRunner, guard_image: Image,
+) -> None:  # fmt: skip
+    fresh_install(cluster, namespace, job_runner, helm, "3.0.0")
+    policy_in_force(kubectl, namespace)
+
+    def state(value: str) -> subprocess.CompletedProcess[str]:
+        return kubectl("annotate", "--overwrite", "crd", "backups.example.io",
+                       f"upgrade-guard.io/controller-state-version={value}")  # fmt: skip
+
+    refused = state("1")
+    assert refused.returncode != 0, show(refused)
+    assert (
+        "lowers its controller-state-version (crd-schema-version 3 -> 3, crd-schema-digest"
+    ) in refused.stderr, show(refused)
+    accept = ("kubectl annotate crd backups.example.io"
+              " upgrade-guard.io/accept-controller-state-version=1 --overwrite")  # fmt: skip
+    assert f"To make exactly this change on purpose: {accept}, then run it again" in (
+        refused.stderr
+    ), show(refused)
+    assert shell(accept).returncode == 0
+    assert state("0").returncode != 0
+    passed = state("1")
+    assert passed.returncode == 0, show(passed)
+    assert annotations(cluster)["upgrade-guard.io/controller-state-version"] == "1"
+
+
+def rendered_kinds(helm: ToolRunner, chart: Path, *flags: str) -> dict[str, Any]:
+    rendered = helm("template", "rel", str(chart), "-n", "ns", *flags)
+    assert rendered.returncode == 0, show(rendered)
+    return {d["kind"]: d for d in yaml.safe_load_all(rendered.stdout) if d}
+
+
+def test_rendered_only_where_the_cluster_serves_it_naming_the_listed_crds(
+    helm: ToolRunner, tmp_path: Path
+) -> None:
+    chart = copy_release("3.0.0", tmp_path / "3.0.0")
+    list_crds(chart, ["backups.example.io", "restores.example.io"])
+    served = ("--api-versions", VAP_API)
+    assert "ValidatingAdmissionPolicy" not in rendered_kinds(helm, chart)
+    off = ("--set", "upgrade-guard.admissionPolicy=false")
+    assert "ValidatingAdmissionPolicy" not in rendered_kinds(helm, chart, *served, *off)
+    kinds = rendered_kinds(helm, chart, *served)
+    policy, binding = kinds["ValidatingAdmissionPolicy"], kinds["ValidatingAdmissionPolicyBinding"]
+    assert policy["metadata"]["name"] == binding["metadata"]["name"] == "rel.ns.upgrade-guard.io"
+    [rule] = policy["spec"]["matchConstraints"]["resourceRules"]
+    assert rule["resourceNames"] == ["backups.example.io", "restores.example.io"]
+    assert rule["operations"] == ["UPDATE", "DELETE"]
+    for kept in (policy, binding):
+        assert kept["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
+        assert "helm.sh/hook" not in kept["metadata"]["annotations"]

@@ -396,10 +396,13 @@ spec:
         || !variables.newState.matches('^[0-9]+$') || int(variables.newState) >= int(variables.liveState))
       messageExpression: >-
         'upgrade-guard ({{ $owner }}): this UPDATE of the CRD ' + variables.crd
-        + (variables.newState == 'none' ? ' drops' : ' lowers') + ' its controller-state-version ('
-        + variables.counters + '): the state the controller wrote into the objects stored is
-        newer than the controller this CRD goes with reads. To make exactly this change on
-        purpose: ' + variables.acceptState + ', then run it again'
+        + (variables.newState == 'none'
+        ? ' drops its controller-state-version (' + variables.counters + '): nothing then says
+        which state the controller this CRD goes with reads'
+        : ' lowers its controller-state-version (' + variables.counters + '): the objects
+        stored may hold state newer than the controller this CRD goes with reads')
+        + '. To make exactly this change on purpose: ' + variables.acceptState + ', then run it
+        again'
     - expression: >-
         request.operation != 'DELETE'
         || variables.live[?'upgrade-guard.io/accept-delete'].orValue('') == 'true'
