@@ -34,9 +34,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from upgrade_guard import engine, judging
-from upgrade_guard.apiserver import crd_validation
+from upgrade_guard.apiserver import crd_validation, minors
 from upgrade_guard.crd import Crd, CrdHead, Source
-from upgrade_guard.load.crds import crds_of, defined_twice, diff_sides
+from upgrade_guard.load.crds import check_at, crds_from, crds_of, defined_twice, diff_sides
 from upgrade_guard.load.documents import (
     STDIN,
     Document,
@@ -68,14 +68,28 @@ class Compared:
     changes: judging.Changes
 
 
-def read_and_compare(old: str, new: str, max_bytes: int, policy: Policy) -> Compared:
+def read_and_compare(
+    old: str, new: str, max_bytes: int, policy: Policy, minor: minors.Minor = minors.NEWEST
+) -> Compared:
     """``diff_sides`` and ``engine.changes_between`` of the two arguments; a LoadError names
-    the first problem, as ``diff_sides`` would."""
+    the first problem, as ``diff_sides`` would, then one the apiserver of ``minor`` refuses
+    in the new side beside the old (``check_at``)."""
     files = _files_to_share(old, new, max_bytes)
     if files is None:
         before, after = diff_sides(load_documents(old, max_bytes), load_documents(new, max_bytes))
+        check_at(after, before, minor)
         changes = engine.changes_between(before, after, policy)
         return Compared(_heads(before.values()), _heads(after.values()), changes)
+    compared = _read_and_compare_shared(files, max_bytes, policy)
+    if minor < minors.NEWEST:
+        # The shares keep heads only: both sides are read again, their CRDs not checked twice.
+        sides = [crds_from(load_documents(side, max_bytes), validate=False) for side in (old, new)]
+        check_at(sides[1], sides[0], minor)
+    return compared
+
+
+def _read_and_compare_shared(files: _Files, max_bytes: int, policy: Policy) -> Compared:
+    """Both sides shared by this process and the worker (the module's documentation)."""
     # Imported here: a diff too small to share, the usual one, does without them.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor

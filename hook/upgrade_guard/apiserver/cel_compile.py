@@ -20,6 +20,10 @@ Ordering across ``int``, ``uint`` and ``double`` compiles, as in cel-go's
 :func:`verdicts` checks a version schema's rules (compiled, and costed by :mod:`cel_cost`),
 each once per what it reads (:mod:`cel_reads`); :func:`site_verdicts` checks a node's
 rules against the node whole, where a rule's verdict from its cut-down node would not do.
+Each expression compiles in the environment of a compatibility version (:mod:`minors`):
+that of new expressions, or, for those the CRD it replaces held already (:class:`Stored`),
+that of stored expressions; one that uses a library that version lacks is refused (this
+runtime lacks some libraries of newer versions, but not their absence).
 
 The environment is for checking only: :func:`typed_environment` gives it with the schema
 node behind every object type (for cost bounds); :func:`compile_expression` compiles one
@@ -51,7 +55,7 @@ from google.protobuf import (  # type: ignore[import-untyped]
 
 from upgrade_guard import schema as schemas
 
-from . import cel_cost, cel_library, cel_literals, cel_reads, cel_source
+from . import cel_cost, cel_library, cel_literals, cel_reads, cel_source, minors
 from .cel_reads import Site
 from .cel_rules import escape
 
@@ -425,7 +429,9 @@ def compile_expression(environment: TypedEnvironment, text: str) -> Compiled:
         if lead or source != text:
             issues = cel_source.as_written(issues, text, source, lead)
         named = set(_NAMED.findall(issues))
-        if named & _UNMODELED or _TWO_VARIABLE.search(text):
+        # This runtime lacks some libraries; an environment without them refuses for certain.
+        lacking = minors.missing(text, environment.kube_version)
+        if not lacking and (named & _UNMODELED or _TWO_VARIABLE.search(text)):
             return Compiled(None, None, f"uses a library this runtime lacks: {issues}")
         return Compiled(None, f"compilation failed: {issues}", None)
     if environment.kube_version >= (1, 29):
@@ -460,10 +466,14 @@ class RuleCompiled:
 
 
 def compile_rule(
-    raw: Mapping[str, Any], self_type: Decl, kube_version: tuple[int, int]
+    raw: Mapping[str, Any],
+    self_type: Decl,
+    kube_version: tuple[int, int],
+    message_version: tuple[int, int] | None = None,
 ) -> RuleCompiled:
     """One ``x-kubernetes-validations`` entry of a node of ``self_type``: the rule (it must
-    be a bool) and its messageExpression (a string)."""
+    be a bool) and its messageExpression (a string), in the environments of ``kube_version``
+    and ``message_version`` (the same where not given)."""
     optional = raw.get("optionalOldSelf") is True
     text = str(raw.get("rule") or "")
     environment = typed_environment(self_type, kube_version, optional)
@@ -477,6 +487,8 @@ def compile_rule(
         return RuleCompiled(rule, uses_old_self, "rule", "cel expression must evaluate to a bool")
     message = str(raw.get("messageExpression") or "")
     if message:
+        if message_version is not None and message_version != kube_version:
+            environment = typed_environment(self_type, message_version, optional)
         compiled = compile_expression(environment, message)
         if compiled.unknown:
             return RuleCompiled(rule, uses_old_self, "messageExpression", None, compiled.unknown)
@@ -499,13 +511,36 @@ def compile_rule(
 _RULE_FIELDS = ("rule", "messageExpression", "optionalOldSelf")
 
 
+Versions = tuple[tuple[int, int], tuple[int, int]]
+"""The compatibility versions a rule and its messageExpression compile at."""
+
+
+@dataclass(frozen=True)
+class Stored:
+    """The expressions of the CRD an update replaces (apiextensions
+    ``findPreexistingExpressions``: every version's rules and messageExpressions): the same
+    text in the new CRD compiles in the environment of stored expressions, at ``version``."""
+
+    version: tuple[int, int]
+    rules: frozenset[str]
+    messages: frozenset[str]
+
+
+def _versions(raw: Mapping[str, Any], new: tuple[int, int], stored: Stored | None) -> Versions:
+    if stored is None:
+        return new, new
+    rule = stored.version if str(raw.get("rule") or "") in stored.rules else new
+    message = str(raw.get("messageExpression") or "")
+    return rule, stored.version if message in stored.messages else new
+
+
 @lru_cache(maxsize=4096)
 def _compiled_rule(
-    fields: tuple[tuple[str, Any], ...], self_type: Decl, kube_version: tuple[int, int]
+    fields: tuple[tuple[str, Any], ...], self_type: Decl, versions: Versions
 ) -> RuleCompiled:
     """compile_rule's verdict, once per rule and type (CRDs repeat both across versions);
     without the checked expression, which holds its whole environment in memory."""
-    compiled = compile_rule(dict(fields), self_type, kube_version)
+    compiled = compile_rule(dict(fields), self_type, *versions)
     return dataclasses.replace(compiled, rule=Compiled(None, compiled.rule.problem, None))
 
 
@@ -568,14 +603,17 @@ class Verdict:
         )
 
 
-def site_verdicts(site: Site, kube_version: tuple[int, int]) -> list[Verdict | None] | None:
+def site_verdicts(
+    site: Site, kube_version: tuple[int, int], stored: Stored | None = None
+) -> list[Verdict | None] | None:
     """Each rule of a node compiled against the node's type and costed (None for an entry
-    without a rule); None where CEL gives the node no type."""
+    without a rule); None where CEL gives the node no type. Rules compile at
+    ``kube_version``, those ``stored`` holds at its version."""
     self_type = _site_type(site)
     if self_type is None:
         return None
     decl = cel_cost.declare(site.node, site.resource_root)
-    return [_verdict(raw, self_type, decl, kube_version) for raw in site.rules]
+    return [_verdict(raw, self_type, decl, kube_version, stored) for raw in site.rules]
 
 
 def _site_type(site: Site) -> Decl | None:
@@ -587,11 +625,16 @@ def _site_type(site: Site) -> Decl | None:
 
 
 def _verdict(
-    raw: Any, self_type: Decl, decl: cel_cost.Decl | None, kube_version: tuple[int, int]
+    raw: Any,
+    self_type: Decl,
+    decl: cel_cost.Decl | None,
+    kube_version: tuple[int, int],
+    stored: Stored | None,
 ) -> Verdict | None:
     if not _is_rule(raw):
         return None
-    compiled = _compiled_rule(_rule_fields(raw), self_type, kube_version)
+    versions = _versions(raw, kube_version, stored)
+    compiled = _compiled_rule(_rule_fields(raw), self_type, versions)
     return Verdict(compiled, None if decl is None else cel_cost.estimated(raw, decl))
 
 
@@ -599,7 +642,9 @@ def _rule_fields(raw: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple((key, raw.get(key)) for key in _RULE_FIELDS)
 
 
-def verdicts(sites: list[Site], kube_version: tuple[int, int]) -> list[list[Verdict | None] | None]:
+def verdicts(
+    sites: list[Site], kube_version: tuple[int, int], stored: Stored | None = None
+) -> list[list[Verdict | None] | None]:
     """:func:`site_verdicts` of every site, each rule checked once per what it reads.
 
     A rule's verdict is kept under its fields and its node cut down to what it reads
@@ -608,19 +653,21 @@ def verdicts(sites: list[Site], kube_version: tuple[int, int]) -> list[list[Verd
     type: cheap to declare and compile in). Only a clean verdict is taken from there: a
     problem's words can name the cut-down types, so a rule with a problem or a doubt is
     checked again against its node whole."""
-    return [_read_verdicts(site, kube_version) for site in sites]
+    return [_read_verdicts(site, kube_version, stored) for site in sites]
 
 
 _KEPT_VERDICTS = 4096
 _VERDICTS: dict[tuple[Any, ...], Verdict] = {}
 
 
-def _read_verdicts(site: Site, kube_version: tuple[int, int]) -> list[Verdict | None] | None:
+def _read_verdicts(
+    site: Site, kube_version: tuple[int, int], stored: Stored | None
+) -> list[Verdict | None] | None:
     if not cel_reads.declared(site.node, site.resource_root):
         return None
     rules = [_is_rule(raw) for raw in site.rules]
     keys = [
-        _read_key(raw, site, kube_version) if is_rule else None
+        _read_key(raw, site, _versions(raw, kube_version, stored)) if is_rule else None
         for raw, is_rule in zip(site.rules, rules, strict=True)
     ]
     checked = [_VERDICTS.get(key) if key else None for key in keys]
@@ -634,7 +681,11 @@ def _read_verdicts(site: Site, kube_version: tuple[int, int]) -> list[Verdict | 
         cut_decl = cel_cost.declare(cut, site.resource_root)
         for index, key in missed:
             raw = site.rules[index]
-            found = None if cut_type is None else _verdict(raw, cut_type, cut_decl, kube_version)
+            found = (
+                None
+                if cut_type is None
+                else _verdict(raw, cut_type, cut_decl, kube_version, stored)
+            )
             if found is not None:
                 while len(_VERDICTS) >= _KEPT_VERDICTS:
                     del _VERDICTS[next(iter(_VERDICTS))]
@@ -642,7 +693,7 @@ def _read_verdicts(site: Site, kube_version: tuple[int, int]) -> list[Verdict | 
     whole: list[Verdict | None] | None = None
     for index, (raw, is_rule, found) in enumerate(zip(site.rules, rules, checked, strict=True)):
         if is_rule and (found is None or not found.clean(raw)):
-            whole = whole or site_verdicts(site, kube_version)
+            whole = whole or site_verdicts(site, kube_version, stored)
             checked[index] = None if whole is None else whole[index]
     return checked
 
@@ -651,7 +702,7 @@ def _is_rule(raw: Any) -> bool:
     return isinstance(raw, Mapping) and bool(str(raw.get("rule") or "").strip())
 
 
-def _read_key(raw: Mapping[str, Any], site: Site, kube_version: tuple[int, int]) -> Any:
+def _read_key(raw: Mapping[str, Any], site: Site, versions: Versions) -> Any:
     """What a rule's verdict depends on: its expressions' shape, optionalOldSelf, and its
     node cut down to what it reads (a SHA-256 digest of its serialization, as
     crd_validation keys the subtrees that passed); None where that cannot be written."""
@@ -661,7 +712,7 @@ def _read_key(raw: Mapping[str, Any], site: Site, kube_version: tuple[int, int])
         digest = hashlib.sha256(marshal.dumps(cut, 2)).digest()
     except ValueError:  # a value marshal cannot write
         return None
-    return (read.shape, raw.get("optionalOldSelf"), site.resource_root, kube_version, digest)
+    return (read.shape, raw.get("optionalOldSelf"), site.resource_root, versions, digest)
 
 
 def estimates(checked: list[list[Verdict | None] | None]) -> list[list[cel_cost.Estimated | None]]:

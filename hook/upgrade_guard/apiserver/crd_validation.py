@@ -17,9 +17,11 @@ apiserver's own words where it has them:
    formats, numbers, enums: validation/values.py and validation/regexes.py).
 
 CEL rules are compiled as the apiserver compiles them (validation/cel_compile.py) and held to
-its cost budgets (validation/cel_cost.py). Not reproduced: CEL rules run on defaults. Not judged,
-on purpose: object metadata other than the name (labels, annotations) and the conversion
-webhook's client config (URL, service, CA bundle): charts fill them in when they render, and
+its cost budgets (validation/cel_cost.py): :func:`check` compiles them as the newest minor
+(:mod:`minors`) does in a CRD it creates; :func:`check_at`, what differs at an older minor.
+Not reproduced: CEL rules run on defaults. Not judged, on purpose: object metadata other
+than the name (labels, annotations) and the conversion webhook's client config (URL,
+service, CA bundle): charts fill them in when they render, and
 chart sources are often read unrendered (the corpus' cert-manager CRDs carry
 ``{{ .Release.Name }}`` labels), while the schema contract is the same. Every other
 refusal is held to the real apiserver by ``tests/cluster/test_crd_validation_truth.py``.
@@ -32,15 +34,15 @@ import hashlib
 import json
 import marshal
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, NamedTuple, NoReturn
 
 from upgrade_guard import schema
-from upgrade_guard.apiserver import regexes, values
+from upgrade_guard.apiserver import minors, regexes, values
 from upgrade_guard.apiserver.openapi import OpenAPIValidator
 
 if TYPE_CHECKING:
-    from upgrade_guard.apiserver import cel_cost
+    from upgrade_guard.apiserver import cel_compile, cel_cost
 
 _INT64 = (-(2**63), 2**63 - 1)
 _TYPES = ("array", "boolean", "integer", "number", "object", "string")
@@ -1164,7 +1166,7 @@ def _check_rules(
     from upgrade_guard.apiserver import cel_compile, cel_cost, cel_reads
 
     sites = cel_reads.sites(root, holding, unwalked)
-    verdicts = cel_compile.verdicts(sites, _APISERVER_VERSION)
+    verdicts = cel_compile.verdicts(sites, minors.new_expressions(_APISERVER_VERSION))
     for refused in cel_compile.schema_problems(sites, verdicts, prefix):
         _fail(f"{_schema_path(refused.parts)} ({refused.keyword})", refused.detail)
     for problem in cel_cost.budget_problems(sites, cel_compile.estimates(verdicts))[:1]:
@@ -1180,7 +1182,7 @@ def _cost_where(problem: cel_cost.OverBudget) -> str:
 
 # Defaults ------------------------------------------------------------------------------------
 # The apiserver whose acceptance of a CRD is reproduced (formats by Kubernetes version).
-_APISERVER_VERSION = (1, 35)
+_APISERVER_VERSION = minors.NEWEST
 
 
 def default_problem(value: Any, node: Mapping[str, Any]) -> str | None:
@@ -1303,3 +1305,89 @@ def check(
                 _check_rules(root, prefix, nodes, regions)
         except CrdInvalid as invalid:
             raise CrdInvalid(invalid.where, invalid.problem, version.get("name")) from None
+
+
+# At an older minor ------------------------------------------------------------------------------
+_RULE_AT = re.compile(r"x-kubernetes-validations\[(\d+)\]\.(rule|messageExpression)")
+
+
+def check_at(body: Mapping[str, Any], old: Mapping[str, Any] | None, minor: minors.Minor) -> None:
+    """Raise CrdInvalid for the first rule of body, a CRD that passed :func:`check`, that the
+    apiserver of ``minor`` does not compile when it replaces ``old`` with body (creates body,
+    without): where that minor's environments lack a library the rule uses (the only
+    difference in the range). The rules and messageExpressions old holds compile in the
+    environment of stored expressions, the others in that of new expressions."""
+    new_env = minors.new_expressions(minor)
+    if minor >= minors.NEWEST or not _may_hold_rules(body.get("spec")):
+        return
+    # (protobuf and the CEL runtime)
+    from upgrade_guard.apiserver import cel_compile, cel_reads
+
+    held = [rule for version in _schemas(old) for rule in _rules_in(version)]
+    stored = cel_compile.Stored(
+        minor,
+        frozenset(str(raw.get("rule") or "") for raw in held),
+        frozenset(str(raw.get("messageExpression") or "") for raw in held),
+    )
+    versions = body["spec"].get("versions") or []
+    for index, root in enumerate(_schemas(body)):
+        sites = [
+            site
+            for site in cel_reads.sites(root)
+            if any(_lacking(raw, new_env, stored) for raw in site.rules)
+        ]
+        checked = cel_compile.verdicts(sites, new_env, stored)
+        prefix = functools.partial(_schema_field_path, versions, index)
+        for refused in cel_compile.schema_problems(sites, checked, prefix):
+            site = next(site for site in sites if site.parts == refused.parts)
+            found = _RULE_AT.search(refused.keyword)
+            raw = site.rules[int(found[1])] if found else {}
+            text = str(raw.get(found[2]) if found else "")
+            stored_text = text in (
+                stored.rules if found and found[2] == "rule" else stored.messages
+            )
+            why = minors.unknown_to(minor, text, stored_text)
+            raise CrdInvalid(
+                f"{_schema_path(refused.parts)} ({refused.keyword})",
+                f"{why}; {refused.detail}" if why else refused.detail,
+                versions[index].get("name"),
+            )
+
+
+def _schemas(crd: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    """Each version's schema root, in order."""
+    versions = ((crd or {}).get("spec") or {}).get("versions") or []
+    return [((v or {}).get("schema") or {}).get("openAPIV3Schema") or {} for v in versions]
+
+
+def _rules_in(node: Any) -> Iterator[Mapping[str, Any]]:
+    """Every rule entry of a schema, in every subschema (apiextensions ``SchemaHas``)."""
+    if not isinstance(node, Mapping):
+        return
+    rules = node.get("x-kubernetes-validations")
+    if isinstance(rules, list):
+        yield from (raw for raw in rules if isinstance(raw, Mapping))
+    for key in _SCHEMA_MAPS:
+        children = node.get(key)
+        if isinstance(children, Mapping):
+            for child in children.values():
+                yield from _rules_in(child)
+    for key in _SUBSCHEMAS:
+        child = node.get(key)
+        for item in child if isinstance(child, list) else [child]:
+            yield from _rules_in(item)
+
+
+_SCHEMA_MAPS = ("properties", "patternProperties", "definitions", "dependencies")
+_SUBSCHEMAS = ("items", "additionalProperties", "additionalItems", "not", "allOf", "anyOf", "oneOf")
+
+
+def _lacking(raw: Any, new_env: minors.Minor, stored: cel_compile.Stored) -> bool:
+    """Whether a rule entry uses a library the environment it compiles in lacks."""
+    if not isinstance(raw, Mapping):
+        return False
+    rule, message = str(raw.get("rule") or ""), str(raw.get("messageExpression") or "")
+    return bool(
+        minors.missing(rule, stored.version if rule in stored.rules else new_env)
+        or minors.missing(message, stored.version if message in stored.messages else new_env)
+    )

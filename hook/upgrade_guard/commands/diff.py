@@ -9,6 +9,7 @@ from typing import Annotated
 import typer
 
 from upgrade_guard import diffing, engine
+from upgrade_guard.apiserver import minors
 from upgrade_guard.commands import options
 from upgrade_guard.findings import Outcome
 from upgrade_guard.judging import Context, Release, judge
@@ -48,7 +49,10 @@ def diff(
     policy: options.PolicyOption = None,
     kube_version: Annotated[
         str | None,
-        typer.Option(metavar="X.Y", help="Cluster version MAJOR.MINOR; enables ratcheting."),
+        typer.Option(
+            metavar="X.Y",
+            help="Cluster version MAJOR.MINOR: the CRDs its apiserver accepts; enables ratcheting.",
+        ),
     ] = None,
     output: options.OutputOption = options.TEXT,
     max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
@@ -73,8 +77,9 @@ def diff(
     if old == "-" and new == "-":
         raise options.UsageProblem("only one of OLD and NEW can be read from standard input")
     version = options.parse_kube_version(kube_version)
+    minor, note = minors.judged_as(version) if version is not None else (minors.NEWEST, None)
     chosen = options.policy_from(policy)
-    compared = diffing.read_and_compare(old, new, max_bytes, chosen)
+    compared = diffing.read_and_compare(old, new, max_bytes, chosen, minor)
     before, after = compared.before, compared.after
     for argument, side, crds in ((old, "OLD", before), (new, "NEW", after)):
         if not crds and not allow_no_crds:
@@ -88,6 +93,8 @@ def diff(
     changes = compared.changes.merged(engine.role_changes(roles))
     release = Release.between(before, after, chosen.annotation(SCHEMA_VERSION))
     outcome = judge(changes, chosen, Context(version, release))
+    if note is not None:
+        outcome = replace(outcome, facts=(*outcome.facts, ("note", note)))
     if output == "github":
         from upgrade_guard.load import locations  # (a YAML reader that keeps lines)
 

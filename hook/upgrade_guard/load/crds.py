@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from upgrade_guard.apiserver import crd_validation
+from upgrade_guard.apiserver import crd_validation, minors
 from upgrade_guard.crd import Crd, CrdHead, Source
 from upgrade_guard.load.documents import Document, LoadError
 
@@ -114,6 +114,22 @@ def crds_of(
         for item in items if isinstance(items, list) else []:
             if is_crd(item):
                 yield _check_crd(item, document.source, validate, beside, passed, normalize, stored)
+
+
+def check_at(new: Mapping[str, Crd], old: Mapping[str, Crd], minor: minors.Minor) -> None:
+    """Raise LoadError for the first CRD of ``new`` (validated, or served) that the apiserver
+    of ``minor`` refuses to apply over its namesake in ``old`` (to create, where none), as
+    ``crds_from`` raises for one any apiserver refuses (``crd_validation.check_at``)."""
+    for name, crd in new.items():
+        before = old.get(name)
+        try:
+            crd_validation.check_at(crd.raw, None if before is None else before.raw, minor)
+        except crd_validation.CrdInvalid as invalid:
+            raise LoadError(
+                f"{_where(crd.source, name)} version {invalid.version}: the apiserver of"
+                f" Kubernetes {minor[0]}.{minor[1]} refuses this CRD: {invalid.where}:"
+                f" {invalid.problem}"
+            ) from None
 
 
 def defined_twice(crd: Crd | CrdHead, first: Crd | CrdHead) -> LoadError:

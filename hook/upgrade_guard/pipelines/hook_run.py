@@ -21,11 +21,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from upgrade_guard.apiserver import minors
 from upgrade_guard.counters import hook_checks
 from upgrade_guard.crd import Crd, Source
 from upgrade_guard.findings import ExitCode, Outcome
 from upgrade_guard.judging import Context, Release, judge
-from upgrade_guard.load.crds import crds_from
+from upgrade_guard.load.crds import check_at, crds_from
 from upgrade_guard.load.documents import Document, LoadError
 from upgrade_guard.load.helm_record import (
     Operation,
@@ -194,6 +195,10 @@ def run(request: Request, api: Api) -> Judged | Undecided:
         readable = [name for name in dropped if name not in unlisted]
         cluster = _read_cluster(api, [*chart, *readable], wanted, chosen)
         live_crds = {n: c for n, c in cluster.crds.items() if n in chart}
+        # The chart's CRDs were checked as the newest apiserver checks them; now the
+        # cluster's minor is known, what differs at it.
+        judged_as, note = minors.judged_as(cluster.server_version)
+        check_at(chart, live_crds, judged_as)
         gone = {name: cluster.crds.get(name) for name in readable}
         unread, unlisted_live = _unlisted(api, sorted(unlisted), applied)
         gone |= unlisted_live
@@ -234,6 +239,8 @@ def run(request: Request, api: Api) -> Judged | Undecided:
             admin, kube_version=cluster.server_version, release=release, evidence=gathered
         )
         outcome = judge(hook_checks.changes(subject, compared), chosen, judged)
+        if note is not None:
+            outcome = replace(outcome, facts=(*outcome.facts, ("note", note)))
     except ClusterError as error:
         if not paired.safe:
             return Judged(paired, named, len(chart), unread=str(error))
