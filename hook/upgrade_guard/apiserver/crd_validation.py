@@ -1166,7 +1166,7 @@ def _check_rules(
     from upgrade_guard.apiserver import cel_compile, cel_cost, cel_reads
 
     sites = cel_reads.sites(root, holding, unwalked)
-    verdicts = cel_compile.verdicts(sites, minors.new_expressions(_APISERVER_VERSION))
+    verdicts = cel_compile.verdicts(sites, minors.compatibility(_APISERVER_VERSION))
     for refused in cel_compile.schema_problems(sites, verdicts, prefix):
         _fail(f"{_schema_path(refused.parts)} ({refused.keyword})", refused.detail)
     for problem in cel_cost.budget_problems(sites, cel_compile.estimates(verdicts))[:1]:
@@ -1317,7 +1317,7 @@ def check_at(body: Mapping[str, Any], old: Mapping[str, Any] | None, minor: mino
     without): where that minor's environments lack a library the rule uses (the only
     difference in the range). The rules and messageExpressions old holds compile in the
     environment of stored expressions, the others in that of new expressions."""
-    new_env = minors.new_expressions(minor)
+    new_env = minors.compatibility(minor)
     if minor >= minors.NEWEST or not _may_hold_rules(body.get("spec")):
         return
     # (protobuf and the CEL runtime)

@@ -16,6 +16,8 @@ import ipaddress
 import re
 from collections.abc import Callable
 
+from . import minors
+
 # Go's HostnamePattern; \p{L}\p{S} approximated by word characters but "_", and ASCII symbols.
 _A = r"(?:[$+<=>^`|~]|[^\W_])"
 _HOSTNAME = (
@@ -254,10 +256,12 @@ _FROM_1_34: dict[str, Callable[[str], bool]] = {
 
 def checker(name: str, kube_version: tuple[int, int]) -> Callable[[str], bool] | None:
     """The check the apiserver of ``kube_version`` applies for ``format: name``, or None
-    when it strips that format (the value is then any string)."""
+    when it strips that format (the value is then any string): it knows the formats of its
+    compatibility version (``StripUnsupportedFormatsPostProcessorForVersion``), so those
+    introduced at 1.34 from 1.35."""
     normalized = name.replace("-", "")
     if normalized in _CHECKS:
         return _CHECKS[normalized]
-    if kube_version >= (1, 34):
+    if minors.compatibility(kube_version) >= (1, 34):
         return _FROM_1_34.get(normalized)
     return None

@@ -14,8 +14,8 @@ that arrived between them):
   expressions (every library of the server's minor); any other in that of new expressions,
   pinned to the server's minimum compatibility version (``DefaultCompatibilityVersion``: the
   minor before its own, without ``--emulated-version``).
-- Formats stored objects are held to (``StripUnsupportedFormatsPostProcessorForVersion``, at
-  the compatibility version): formats.py.
+- The formats stored objects are held to (``StripUnsupportedFormatsPostProcessorForVersion``,
+  at the compatibility version): ``k8s-short-name`` and ``k8s-long-name`` from 1.35.
 
 Ratcheting (on by default from 1.30, GA at 1.33; ``ratcheting.go`` the same at both ends of
 the range) and the cost limits (``StaticEstimatedCostLimit``, ``StaticEstimatedCRDCostLimit``,
@@ -48,9 +48,10 @@ def judged_as(version: Minor) -> tuple[Minor, str | None]:
     )
 
 
-def new_expressions(minor: Minor) -> Minor:
-    """The compatibility version of the environment the apiserver of ``minor`` compiles new
-    CEL expressions in: its minimum compatibility version, the minor before its own."""
+def compatibility(minor: Minor) -> Minor:
+    """The compatibility version of the apiserver of ``minor``
+    (``DefaultCompatibilityVersion``: its minimum compatibility version, the minor before its
+    own): the environment it compiles new CEL expressions in, and the formats it knows."""
     return (minor[0], minor[1] - 1)
 
 
@@ -130,7 +131,7 @@ def arrival(library: Library) -> str:
 def unknown_to(minor: Minor, text: str, stored: bool) -> str | None:
     """Why the apiserver of ``minor`` does not compile ``text`` (a rule or messageExpression
     the CRD it replaces held already, with ``stored``), where a library it lacks is why."""
-    found = missing(text, minor if stored else new_expressions(minor))
+    found = missing(text, minor if stored else compatibility(minor))
     if not found:
         return None
     library, used = found[0]
