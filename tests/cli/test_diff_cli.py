@@ -79,6 +79,29 @@ def test_kube_version_turns_ratcheted_errors_into_warnings(tmp_path: Path) -> No
     assert json.loads(result.stdout)["findings"][0]["severity"] == "warning"
 
 
+def test_kube_version_refuses_a_crd_its_apiserver_refuses(tmp_path: Path) -> None:
+    semver = {
+        "type": "string",
+        "maxLength": 64,
+        "x-kubernetes-validations": [{"rule": "isSemver(self)"}],
+    }
+    old = write(tmp_path / "old.yaml", field_crd({"type": "string", "maxLength": 64}))
+    new = write(tmp_path / "new.yaml", field_crd(semver))
+    refused = run("diff", old, new, "--kube-version", "1.32")
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.startswith(
+        f"upgrade-guard: error: {new} (document 1): CRD widgets.example.com version v1: the"
+        " apiserver of Kubernetes 1.32 refuses this CRD: spec.field"
+        " (x-kubernetes-validations[0].rule): Kubernetes 1.32 does not know isSemver: the"
+        " semver library arrives in new CEL rules at 1.34"
+    )
+    assert "Traceback" not in refused.stderr
+    assert run("diff", old, new, "--kube-version", "1.35").returncode == 0
+    newer = run("diff", old, new, "--kube-version", "1.36")
+    assert newer.returncode == 0
+    assert "Kubernetes 1.36 is newer than the newest minor" in " ".join(newer.stdout.split())
+
+
 WEBHOOK = {
     "strategy": "Webhook",
     "webhook": {

@@ -283,3 +283,41 @@ def test_without_a_problem_two_processes_share_it(
     edit: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _same_result(*_shared_sides(tmp_path, edit, monkeypatch))
+
+
+SEMVER = {
+    "type": "string",
+    "maxLength": 64,
+    "x-kubernetes-validations": [{"rule": "isSemver(self)"}],
+}
+
+
+@pytest.mark.parametrize("held", [False, True], ids=["new rule", "rule held already"])
+def test_an_older_minor_refuses_alike_in_two_processes(
+    held: bool, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    new = _crd(A_WORKER, properties={"version": SEMVER})
+    edit = {f"new/{A_WORKER}.json": new, **({f"old/{A_WORKER}.json": new} if held else {})}
+    old_side, new_side = _shared_sides(tmp_path, edit, monkeypatch)
+
+    def both(minor: tuple[int, int]) -> list[str]:
+        cores = os.sched_getaffinity(0)
+        os.sched_setaffinity(0, {min(cores)})
+        try:
+            results = [_compared_or_refused(old_side, new_side, minor)]
+        finally:
+            os.sched_setaffinity(0, cores)
+        return [*results, _compared_or_refused(old_side, new_side, minor)]
+
+    one, two = both((1, 33))
+    assert one == two
+    assert ("Kubernetes 1.33 does not know isSemver" in one) is not held
+    assert both((1, 34)) == ["", ""]
+
+
+def _compared_or_refused(old: str, new: str, minor: tuple[int, int]) -> str:
+    try:
+        diffing.read_and_compare(old, new, DEFAULT_MAX_BYTES, DEFAULT_POLICY, minor)
+    except LoadError as error:
+        return str(error)
+    return ""
