@@ -16,6 +16,7 @@ from crd_builders import NAME, field_crd
 from upgrade_guard.commands.hook import Inputs, prepare
 from upgrade_guard.load.documents import LoadError
 from upgrade_guard.pipelines import hook_run
+from upgrade_guard.report import hook_log
 
 PLAIN = field_crd({"type": "string", "maxLength": 64})
 SEMVER = field_crd(
@@ -64,3 +65,10 @@ def test_the_newest_minor_and_a_newer_one_accept_it(tmp_path: Path) -> None:
     assert isinstance(newer, hook_run.Judged)
     assert [label for label, _ in newer.outcome.facts] == ["note"]
     assert newer.outcome.facts[0][1].startswith("Kubernetes 1.36 is newer than the newest minor")
+
+
+def test_the_hook_report_carries_the_note(tmp_path: Path) -> None:
+    newer = _run(tmp_path, (1, 36))
+    assert isinstance(newer, hook_run.Judged)
+    lines = hook_log.render(newer.outcome, newer.operation, newer.checked).splitlines()
+    assert lines[1].startswith("note: Kubernetes 1.36 is newer than the newest minor")

@@ -316,11 +316,13 @@ def render(
     asked: Asked = UNASKED,
 ) -> str:
     """The report within ``limit`` bytes (unless its first refusal's place alone is longer:
-    a line is never cut, so a path stays whole): the verdict, with refusals the line saying
-    how to read their ways out, every refusal by harm, the rest while it fits, ``footer``.
+    a line is never cut, so a path stays whole): the verdict and the outcome's facts (a note
+    on the cluster's minor), with refusals the line saying how to read their ways out, every
+    refusal by harm, the rest while it fits, ``footer``.
     What is left out or told in part is counted, and the last line says where the whole
     report is (``asked``: what the person ran, for the commands of the ways out)."""
     head = [verdict_line(outcome, phase, checked)]
+    head += [f"{label}: {fact}" for label, fact in outcome.facts]
     if not outcome.safe:
         head.append(_legend(asked))
     refusals, rest = _entries(outcome, asked)
