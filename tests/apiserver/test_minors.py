@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from crd_builders import field_crd
+from crd_builders import compare, field_crd
 from upgrade_guard.apiserver import crd_validation, formats, minors
 from upgrade_guard.crd import Crd, Source
 from upgrade_guard.load.crds import check_at
@@ -153,3 +153,13 @@ def test_kubernetes_name_formats_hold_from_the_compatibility_version_1_34(
     assert (check is not None) is enforced
     if check is not None:
         assert not check("Not-Short")
+
+
+@pytest.mark.parametrize(("minor", "flagged"), [((1, 34), False), ((1, 35), True)])
+def test_a_kubernetes_name_format_added_is_flagged_from_1_35(
+    minor: minors.Minor, flagged: bool
+) -> None:
+    old = field_crd({"type": "string", "maxLength": 63})
+    new = field_crd({"type": "string", "maxLength": 63, "format": "k8s-short-name"})
+    codes = [finding.code for finding in compare(old, new, kube_version=minor).findings]
+    assert ("UG210" in codes) is flagged

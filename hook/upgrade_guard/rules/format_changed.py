@@ -3,7 +3,8 @@
 What it flags: a format the apiserver validates added to a field, or changed to another such
 format. The apiserver validates only the string formats of apiextensions' formats.go
 (uuid, date-time, date, duration, byte, ipv4, ipv6, cidr, mac, hostname, email, uri, ...;
-k8s-short-name and k8s-long-name from Kubernetes 1.34) and strips every other format
+k8s-short-name and k8s-long-name from Kubernetes 1.35: introduced at 1.34, they hold from
+the minor whose compatibility version has them) and strips every other format
 (int32, int64, double, unknown names); password accepts any string.
 
 Why it matters: stored values that do not match can no longer be created as they are, and fail
@@ -28,7 +29,7 @@ _VALIDATED = frozenset(
         "rgbcolor", "byte", "date", "duration", "datetime",
     }
 )  # fmt: skip
-_VALIDATED_SINCE = {"k8sshortname": (1, 34), "k8slongname": (1, 34)}
+_VALIDATED_SINCE = {"k8sshortname": (1, 35), "k8slongname": (1, 35)}
 
 
 def _normalised(name: object) -> str | None:
