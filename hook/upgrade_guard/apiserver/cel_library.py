@@ -541,6 +541,8 @@ def _libraries() -> list[tuple[tuple[int, int], list[Any]]]:
 
 
 def functions(kube_version: tuple[int, int]) -> list[Any]:
-    """The function declarations a cluster of ``kube_version`` has. The comparison
-    functions arrive with quantity (1.28) and serve semver too (1.33)."""
+    """The function declarations of the environment of compatibility version
+    ``kube_version`` (a server's own minor for the rules it held already, the minor before
+    for new ones: :mod:`minors`). The comparison functions arrive with quantity (1.28) and
+    serve semver too (1.33)."""
     return [f for since, decls in _libraries() if kube_version >= since for f in decls]
