@@ -5,9 +5,11 @@ compatibility version, the minor before its own, rules the replaced CRD held at 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
+import yaml
 
 from crd_builders import compare, field_crd
 from upgrade_guard.apiserver import crd_validation, formats, minors
@@ -163,3 +165,22 @@ def test_a_kubernetes_name_format_added_is_flagged_from_1_35(
     new = field_crd({"type": "string", "maxLength": 63, "format": "k8s-short-name"})
     codes = [finding.code for finding in compare(old, new, kube_version=minor).findings]
     assert ("UG210" in codes) is flagged
+
+
+@pytest.mark.parametrize(
+    "rule",
+    [SEMVER, SEMVER_MESSAGE, TWO_VARIABLE, TRANSFORM, SORTED, {"rule": "self.all(k,\n v, v)"}],
+    ids=lambda rule: str(rule),
+)
+def test_a_file_holding_a_rule_that_uses_a_late_library_is_found_however_written(
+    rule: dict[str, Any],
+) -> None:
+    body = _string(rule)
+    assert minors.missing(str(rule.get("messageExpression") or rule["rule"]), (1, 31))
+    assert minors.mentions(json.dumps(body).encode())
+    assert minors.mentions(yaml.safe_dump(body).encode())
+
+
+def test_prose_and_one_variable_macros_are_not_taken_for_a_late_library() -> None:
+    text = "all of them (a, b, c) sort the list; self.all(x, x > 0) && self.exists(y, y == 1)"
+    assert not minors.mentions(text.encode())

@@ -1323,6 +1323,18 @@ def check_at(body: Mapping[str, Any], old: Mapping[str, Any] | None, minor: mino
     # (protobuf and the CEL runtime)
     from upgrade_guard.apiserver import cel_compile, cel_reads
 
+    # The nodes with a rule using a library new expressions lack: the only ones that can
+    # differ (stored expressions have more). Most CRDs have none, and old is not walked.
+    nodes = [
+        [
+            site
+            for site in cel_reads.sites(root)
+            if any(_lacking(raw, new_env) for raw in site.rules)
+        ]
+        for root in _schemas(body)
+    ]
+    if not any(nodes):
+        return
     held = [rule for version in _schemas(old) for rule in _rules_in(version)]
     stored = cel_compile.Stored(
         minor,
@@ -1330,11 +1342,9 @@ def check_at(body: Mapping[str, Any], old: Mapping[str, Any] | None, minor: mino
         frozenset(str(raw.get("messageExpression") or "") for raw in held),
     )
     versions = body["spec"].get("versions") or []
-    for index, root in enumerate(_schemas(body)):
+    for index, found_at in enumerate(nodes):
         sites = [
-            site
-            for site in cel_reads.sites(root)
-            if any(_lacking(raw, new_env, stored) for raw in site.rules)
+            site for site in found_at if any(_lacking(raw, new_env, stored) for raw in site.rules)
         ]
         checked = cel_compile.verdicts(sites, new_env, stored)
         prefix = functools.partial(_schema_field_path, versions, index)
@@ -1382,12 +1392,14 @@ _SCHEMA_MAPS = ("properties", "patternProperties", "definitions", "dependencies"
 _SUBSCHEMAS = ("items", "additionalProperties", "additionalItems", "not", "allOf", "anyOf", "oneOf")
 
 
-def _lacking(raw: Any, new_env: minors.Minor, stored: cel_compile.Stored) -> bool:
-    """Whether a rule entry uses a library the environment it compiles in lacks."""
+def _lacking(raw: Any, new_env: minors.Minor, stored: cel_compile.Stored | None = None) -> bool:
+    """Whether a rule entry uses a library the environment it compiles in lacks (that of
+    new expressions, without ``stored``)."""
     if not isinstance(raw, Mapping):
         return False
     rule, message = str(raw.get("rule") or ""), str(raw.get("messageExpression") or "")
+    rules, messages = (stored.rules, stored.messages) if stored else ((), ())
     return bool(
-        minors.missing(rule, stored.version if rule in stored.rules else new_env)
-        or minors.missing(message, stored.version if message in stored.messages else new_env)
+        minors.missing(rule, stored.version if stored and rule in rules else new_env)
+        or minors.missing(message, stored.version if stored and message in messages else new_env)
     )

@@ -106,6 +106,32 @@ LIBRARIES = (
 )
 
 
+# What may be a use of one of LIBRARIES in a file's bytes, however the rule is quoted (a
+# line break inside it escaped, in JSON): where none is, no rule of the file uses one. Each
+# starts with a word, which the regular expression engine finds fast.
+_GAP = rb"(?:\s|\\[nrt])*"
+_MENTIONS = [
+    re.compile(word)
+    for word in (
+        rb"isSemver",
+        rb"semver\s*\(",
+        rb"transformMap",
+        rb"transformList",
+        rb"lists\.range",
+        *(rf"{name}\s*\(".encode() for name in ("sort", "slice", "flatten", "reverse", "distinct")),
+        *(
+            name + _GAP + rb"\(" + _GAP + rb"\w+" + _GAP + rb"," + _GAP + rb"\w+" + _GAP + rb","
+            for name in (rb"all", rb"exists")
+        ),
+    )
+]
+
+
+def mentions(data: bytes) -> bool:
+    """Whether ``data`` (a file) may hold a rule that uses one of :data:`LIBRARIES`."""
+    return any(word.search(data) for word in _MENTIONS)
+
+
 def missing(text: str, version: Minor) -> list[tuple[Library, str]]:
     """The libraries an environment of compatibility ``version`` lacks that ``text`` uses,
     each with what of it is used."""
