@@ -87,13 +87,13 @@ LIBRARIES = (
     # ext.TwoVarComprehensions: all, exists and existsOne with two variables, transforms.
     Library(
         (1, 32),
-        "two-variable comprehensions",
+        "the two-variable comprehensions library",
         re.compile(r"\.\s*(all|exists|existsOne)\s*\(\s*\w+\s*,\s*\w+\s*,"),
         "{} with two variables",
     ),
     Library(
         (1, 32),
-        "two-variable comprehensions",
+        "the two-variable comprehensions library",
         _calls("transformMapEntry|transformMap|transformList"),
     ),
     Library((1, 33), "the semver library", _calls("", "isSemver|semver")),
