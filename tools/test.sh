@@ -7,6 +7,7 @@ tools/setup.sh
 
 if command -v go >/dev/null 2>&1; then
   tools/kube-testenv/build.sh
+  tools/kube-testenv/build.sh tools/kube-testenv/v1.32  # the oldest minor's truth rows
   tools/gitops/build.sh  # Argo CD and Flux oracles for the chart tests
   tools/actionlint/build.sh >/dev/null  # lints .github/workflows in tests/packaging
 elif [ "${CI:-}" = "true" ]; then

