@@ -4,7 +4,9 @@ Every test under tests/cluster/ is marked ``cluster``. The binaries come from
 ``tools/kube-testenv/build.sh`` (cache dir, or ``$UG_TESTENV_BIN``). When they are
 missing the tests are skipped with one line saying how to build them, except under
 ``CI=true``, where a missing binary or a control plane that does not start fails the run.
-One control plane serves the whole session; each test works in its own namespace.
+One control plane serves the whole session; each test works in its own namespace. The truth
+rows that differ by minor also run on a second kube-apiserver, the oldest minor
+(``oldest_cluster``, started the first time a test asks for it; ``cluster_at(minor)``).
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import os
 import secrets
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,10 @@ import prerequisites  # noqa: E402
 from testenv import (  # noqa: E402
     BUILD_COMMAND,
     GUARD_IMAGE,
+    MINORS,
+    NEWEST_MINOR,
+    OLDEST_BUILD_COMMAND,
+    OLDEST_MINOR,
     Binaries,
     Cluster,
     ControlPlane,
@@ -36,6 +42,7 @@ from testenv import (  # noqa: E402
     ToolRunner,
     built_guard_image,
     find_binaries,
+    find_oldest_binaries,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -43,6 +50,7 @@ CHARTS = HERE / "charts"
 VENV_BIN = REPO / ".venv" / "bin"
 IN_CI = os.environ.get("CI", "").lower() == "true"
 _STARTUP_KEY = pytest.StashKey[str]()
+_OLDEST_STARTUP_KEY = pytest.StashKey[str]()
 
 
 def _missing_message(binaries: Binaries) -> str | None:
@@ -72,7 +80,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
-    for key in (_SKIPPED_KEY, _STARTUP_KEY):
+    for key in (_SKIPPED_KEY, _STARTUP_KEY, _OLDEST_STARTUP_KEY):
         line = config.stash.get(key, None)
         if line:
             terminalreporter.write_line(line)
@@ -101,11 +109,10 @@ def _requires_testenv(testenv_binaries: Binaries) -> None:
     """Every test in tests/cluster needs the binaries (fails under CI=true without them)."""
 
 
-@pytest.fixture(scope="session")
-def control_plane(
-    testenv_binaries: Binaries, pytestconfig: pytest.Config
+def _started(
+    binaries: Binaries, pytestconfig: pytest.Config, key: pytest.StashKey[str]
 ) -> Iterator[ControlPlane]:
-    cp = ControlPlane(testenv_binaries)
+    cp = ControlPlane(binaries)
     try:
         cp.start()
     except Exception as exc:
@@ -115,11 +122,18 @@ def control_plane(
         f"testenv: etcd + kube-apiserver {version} ready in {cp.startup_seconds:.1f}s "
         f"at {cp.server}"
     )
-    pytestconfig.stash[_STARTUP_KEY] = line
+    pytestconfig.stash[key] = line
     try:
         yield cp
     finally:
         cp.stop()
+
+
+@pytest.fixture(scope="session")
+def control_plane(
+    testenv_binaries: Binaries, pytestconfig: pytest.Config
+) -> Iterator[ControlPlane]:
+    yield from _started(testenv_binaries, pytestconfig, _STARTUP_KEY)
 
 
 @pytest.fixture(scope="session")
@@ -131,17 +145,53 @@ def fake_kubelet(control_plane: ControlPlane) -> Iterator[FakeKubelet]:
         kubelet.stop()
 
 
-@pytest.fixture(scope="session")
-def cluster(control_plane: ControlPlane, testenv_binaries: Binaries) -> Cluster:
-    """Session-wide: admin kubeconfig, admin clients, ``make_service_account``."""
+def _cluster(control_plane: ControlPlane, binaries: Binaries) -> Cluster:
     return Cluster(
         venv_bin=VENV_BIN,
         control_plane=control_plane,
-        binaries=testenv_binaries,
+        binaries=binaries,
         kubeconfig=control_plane.admin_kubeconfig,
         admin=control_plane.admin,
         api_client=control_plane.api_client(control_plane.admin_kubeconfig),
     )
+
+
+@pytest.fixture(scope="session")
+def cluster(control_plane: ControlPlane, testenv_binaries: Binaries) -> Cluster:
+    """Session-wide: admin kubeconfig, admin clients, ``make_service_account``."""
+    return _cluster(control_plane, testenv_binaries)
+
+
+@pytest.fixture(scope="session")
+def oldest_cluster(testenv_binaries: Binaries, pytestconfig: pytest.Config) -> Iterator[Cluster]:
+    """A second control plane, the oldest minor's kube-apiserver (with the first build's etcd,
+    helm and kubectl), the same flags, RBAC and loopback-only egress; its own etcd."""
+    binaries = find_oldest_binaries()
+    missing = binaries.missing()
+    if missing:
+        message = (
+            f"kube-apiserver v{OLDEST_MINOR} not built in {binaries.apiserver_dir}; "
+            f"enable it with `{OLDEST_BUILD_COMMAND}` (~4 min once, then cached)"
+        )
+        if IN_CI:
+            pytest.fail(f"CI=true: {message}", pytrace=False)
+        pytest.skip(message)
+    for control_plane in _started(binaries, pytestconfig, _OLDEST_STARTUP_KEY):
+        yield _cluster(control_plane, binaries)
+
+
+@pytest.fixture
+def cluster_at(request: pytest.FixtureRequest) -> Callable[[str], Cluster]:
+    """``cluster_at(minor)``: the session's cluster of that minor (one of ``MINORS``),
+    started the first time it is asked for."""
+
+    def at(minor: str) -> Cluster:
+        assert minor in MINORS, minor
+        fixture = "cluster" if minor == NEWEST_MINOR else "oldest_cluster"
+        found: Cluster = request.getfixturevalue(fixture)
+        return found
+
+    return at
 
 
 @pytest.fixture

@@ -13,7 +13,19 @@ of it by hand); then:
 * :class:`CRDTrial` / :func:`evolve` record what the apiserver does with a CRD change.
 """
 
-from .binaries import BIN_ENV, BUILD_COMMAND, Binaries, find_binaries, kubernetes_version
+from .binaries import (
+    BIN_ENV,
+    BUILD_COMMAND,
+    MINORS,
+    NEWEST_MINOR,
+    OLDEST_BUILD_COMMAND,
+    OLDEST_MINOR,
+    Binaries,
+    find_binaries,
+    find_oldest_binaries,
+    kubernetes_version,
+    minor_of,
+)
 from .cluster import Cluster, ToolRunner
 from .controlplane import ADMIN_USER, RESTRICTED_USERS, ControlPlane, ServiceAccount, User
 from .crds import Attempt, CRDTrial, Evolution, evolve, storage_version
@@ -31,6 +43,10 @@ __all__ = [
     "GUARD_IMAGE",
     "HOST_IMAGE",
     "JSON",
+    "MINORS",
+    "NEWEST_MINOR",
+    "OLDEST_BUILD_COMMAND",
+    "OLDEST_MINOR",
     "RESTRICTED_USERS",
     "Attempt",
     "Binaries",
@@ -58,7 +74,9 @@ __all__ = [
     "create_when_served",
     "evolve",
     "find_binaries",
+    "find_oldest_binaries",
     "kubernetes_version",
+    "minor_of",
     "storage_version",
     "wait_for",
 ]
