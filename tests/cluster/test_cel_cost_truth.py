@@ -7,22 +7,29 @@ cost 1, under lists of a chosen ``maxItems``) bring the schema's total to exactl
 per-CRD budget with the row's cost, which the apiserver accepts, and to one more, which it
 refuses: so its cost is the row's, to the unit. Then paired budget rows: a rule just within
 its budget beside one just over, a ``maxLength`` removed pushing it over, a list's
-``maxItems`` multiplying it, and the schema's total.
+``maxItems`` multiplying it, and the schema's total. Every row runs on the newest and the
+oldest minor's apiserver (issue 38), ``diff`` told the oldest with ``--kube-version``.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from test_crd_validation_truth import _minimal_crd, apiserver_refusal
+from test_crd_validation_truth import (
+    MODEL_OF_MINOR,
+    ModelDisagrees,
+    _minimal_crd,
+    apiserver_refusal,
+)
 from typer.testing import CliRunner
 
 from cel_cost_rows import NODE, ROWS
-from testenv import Cluster
+from testenv import MINORS, NEWEST_MINOR, Cluster
 from upgrade_guard.apiserver import cel_cost
 from upgrade_guard.cli import app
 
@@ -35,11 +42,40 @@ def _crd(root: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def tool(tmp_path: Path, body: dict[str, Any]) -> tuple[int, str]:
+def tool(tmp_path: Path, body: dict[str, Any], minor: str = NEWEST_MINOR) -> tuple[int, str]:
     path = tmp_path / "crd.json"
     path.write_text(json.dumps(body))
-    result = CliRunner().invoke(app, ["diff", str(path), str(path)])
+    version = [] if minor == NEWEST_MINOR else ["--kube-version", minor]
+    result = CliRunner().invoke(app, ["diff", str(path), str(path), *version])
     return result.exit_code, result.output
+
+
+def by_minor(rows: list[Any], ids: list[str], on_oldest: dict[str, Any]) -> list[Any]:
+    """Each row on each minor; on the oldest, ``on_oldest[id]`` replaces the row's last value
+    (what that apiserver answers), and the model of that minor must follow."""
+    params = []
+    for minor in MINORS:
+        for row, key in zip(rows, ids, strict=True):
+            if minor == NEWEST_MINOR:
+                params.append(pytest.param(minor, *row, id=key))
+            elif key in on_oldest:
+                params.append(
+                    pytest.param(
+                        minor,
+                        *row[:-1],
+                        on_oldest[key],
+                        id=f"{key} @{minor}",
+                        marks=[MODEL_OF_MINOR],
+                    )
+                )
+            else:
+                params.append(pytest.param(minor, *row, id=f"{key} @{minor}"))
+    return params  # fmt: skip
+
+
+def model(condition: bool, said: str) -> None:
+    if not condition:
+        raise ModelDisagrees(said)
 
 
 def _fillers(total: int) -> dict[str, Any]:
@@ -63,18 +99,25 @@ def _at_total(rule: str, others: int) -> dict[str, Any]:
     return _crd({"type": "object", "properties": {"spec": node, **_fillers(others)}})
 
 
-@pytest.mark.parametrize(("rule", "cost"), ROWS, ids=[rule for rule, _ in ROWS])
+# ROWS whose cost the oldest minor's apiserver estimates otherwise: rule -> its cost there.
+COST_ON_OLDEST: dict[str, int] = {}
+
+
+@pytest.mark.parametrize(
+    ("minor", "rule", "cost"), by_minor(ROWS, [rule for rule, _ in ROWS], COST_ON_OLDEST)
+)
 def test_estimated_cost_is_the_apiservers(
-    cluster: Cluster, tmp_path: Path, rule: str, cost: int
+    cluster_at: Callable[[str], Cluster], tmp_path: Path, minor: str, rule: str, cost: int
 ) -> None:
+    cluster = cluster_at(minor)
     at_limit, over = _at_total(rule, TOTAL - cost), _at_total(rule, TOTAL - cost + 1)
     assert apiserver_refusal(cluster, at_limit) is None
     refused = apiserver_refusal(cluster, over)
     assert refused is not None and "estimated rule cost total" in refused
-    assert tool(tmp_path, at_limit)[0] == 0
-    code, said = tool(tmp_path, over)
-    assert code == 2
-    assert "estimated rule cost total for entire OpenAPIv3 schema exceeds budget" in said
+    model(tool(tmp_path, at_limit, minor)[0] == 0, "at the limit")
+    code, said = tool(tmp_path, over, minor)
+    model(code == 2, said)
+    model("estimated rule cost total for entire OpenAPIv3 schema exceeds budget" in said, said)
 
 
 ALL_LOWER = "self.names.all(n, n.matches('^[a-z]+$'))"
@@ -127,30 +170,42 @@ BUDGET_ROWS = [
 ]  # fmt: skip
 
 
+# BUDGET_ROWS the oldest minor's apiserver answers otherwise: id -> its message (None: accepted).
+BUDGET_ON_OLDEST: dict[str, str | None] = {}
+
+
 @pytest.mark.parametrize(
-    ("body", "message"),
-    [(body, message) for _, body, message in BUDGET_ROWS],
-    ids=[key for key, _, _ in BUDGET_ROWS],
+    ("minor", "body", "message"),
+    by_minor(
+        [(body, message) for _, body, message in BUDGET_ROWS],
+        [key for key, _, _ in BUDGET_ROWS],
+        BUDGET_ON_OLDEST,
+    ),
 )
 def test_budget_row(
-    cluster: Cluster, tmp_path: Path, body: dict[str, Any], message: str | None
+    cluster_at: Callable[[str], Cluster],
+    tmp_path: Path,
+    minor: str,
+    body: dict[str, Any],
+    message: str | None,
 ) -> None:
-    refused = apiserver_refusal(cluster, body)
-    code, said = tool(tmp_path, body)
+    refused = apiserver_refusal(cluster_at(minor), body)
+    code, said = tool(tmp_path, body, minor)
     if message is None:
         assert refused is None
-        assert code == 0, said
+        model(code == 0, said)
         return
     assert refused is not None and message in refused
-    assert code == 2
-    assert message in said
+    model(code == 2, said)
+    model(message in said, said)
 
 
 MESSAGE = "self.name + ' is not allowed'"  # cost 314,577
 
 
+@pytest.mark.parametrize("minor", MINORS)
 def test_a_message_expression_counts_once_toward_the_total(
-    cluster: Cluster, tmp_path: Path
+    cluster_at: Callable[[str], Cluster], tmp_path: Path, minor: str
 ) -> None:
     """A messageExpression's cost joins the schema's total as it is, not times its node's
     cardinality (a rule's does): on the items of a list of 1,000 it adds 314,577."""
@@ -165,9 +220,10 @@ def test_a_message_expression_counts_once_toward_the_total(
         listed = {"type": "array", "maxItems": 1000, "items": item}
         return _crd({"type": "object", "properties": {"spec": listed, **_fillers(others)}})
 
+    cluster = cluster_at(minor)
     at_limit, over = body(TOTAL - cost), body(TOTAL - cost + 1)
     assert apiserver_refusal(cluster, at_limit) is None
     refused = apiserver_refusal(cluster, over)
     assert refused is not None and "estimated rule cost total" in refused
-    assert tool(tmp_path, at_limit)[0] == 0
-    assert tool(tmp_path, over)[0] == 2
+    assert tool(tmp_path, at_limit, minor)[0] == 0
+    assert tool(tmp_path, over, minor)[0] == 2

@@ -12,7 +12,10 @@ the object a GET returns.
 
 ``UG_DIFFERENTIAL_CASES`` (default 300) and ``UG_DIFFERENTIAL_SECONDS`` (default 300: no
 new case starts after that) bound the run; ``UG_DIFFERENTIAL_SEED`` picks the cases;
-``UG_DIFFERENTIAL_REPORT=path`` writes the counts and every disagreement as JSON.
+on the oldest minor's apiserver (issue 38), the validator judging for that minor, the rows
+run with the first ``UG_DIFFERENTIAL_CASES_OLDEST`` (default 60) of the same cases;
+``UG_DIFFERENTIAL_REPORT=path`` writes the counts and every disagreement as JSON (``path.1.32``
+for the oldest minor).
 Disagreements found are kept as rows in ``tests/validation_rows.py``: replayed here, and on
 the validator alone by ``tests/validation/test_regressions.py``.
 """
@@ -33,11 +36,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from corpus import CORPUS, require_corpus, tags
 from schema_strategies import Case, cases, corpus_rules
-from testenv import Cluster, CRDTrial, Kube, KubeError
+from testenv import MINORS, NEWEST_MINOR, Cluster, CRDTrial, Kube, KubeError
 from testenv.truth import MARKER, crd_body, version_entry, with_marker
 from upgrade_guard.apiserver import judge
 from upgrade_guard.crd import Crd
@@ -45,8 +49,8 @@ from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import load_documents
 from validation_rows import REGRESSIONS, root_schema
 
-KUBE_VERSION = (1, 35)
 CASES = int(os.environ.get("UG_DIFFERENTIAL_CASES", "300"))
+CASES_OLDEST = int(os.environ.get("UG_DIFFERENTIAL_CASES_OLDEST", "60"))
 SECONDS = float(os.environ.get("UG_DIFFERENTIAL_SECONDS", "300"))
 SEED = int(os.environ.get("UG_DIFFERENTIAL_SEED", "20261130"))
 CORPUS_PROJECTS = ("istio", "prometheus-operator", "cert-manager", "kyverno")
@@ -192,7 +196,14 @@ def _changed_field(case: Case, i: int, current: dict[str, Any]) -> dict[str, Any
     return None
 
 
-def run_case(kube: Kube, case: Case, index: int, namespace: str, tally: Tally) -> str:
+def run_case(
+    kube: Kube,
+    case: Case,
+    index: int,
+    namespace: str,
+    tally: Tally,
+    kube_version: tuple[int, int],
+) -> str:
     """Run one case; return "ran", or why its CRDs left nothing to compare."""
     plural = f"vt{index}x{secrets.token_hex(3)}s"
     old_crd = crd_body(plural, [version_entry("v1", root_schema(case.old))])
@@ -206,7 +217,7 @@ def run_case(kube: Kube, case: Case, index: int, namespace: str, tally: Tally) -
     api_version = f"{old_crd['spec']['group']}/v1"
     kind = old_crd["spec"]["names"]["kind"]
     old_judge = judge.Judge(
-        old_crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"], KUBE_VERSION
+        old_crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"], kube_version
     )
     stored: dict[str, dict[str, Any]] = {}
     for i, spec in enumerate(case.objects):
@@ -228,7 +239,7 @@ def run_case(kube: Kube, case: Case, index: int, namespace: str, tally: Tally) -
                 tally.skipped["new CRD refused: " + _reason(updated.message)] += 1
             return "new CRD refused"
         schema = new_crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]
-        new_judge = judge.Judge(schema, KUBE_VERSION)
+        new_judge = judge.Judge(schema, kube_version)
         for name, before in stored.items():
             i = int(name[1:])
             got = trial.wait_read(name, lambda o: o.get(MARKER) == "new", timeout=20)
@@ -269,9 +280,12 @@ def _observe_writes(
 
 
 # The test ---------------------------------------------------------------------------------
-def test_validator_agrees_with_apiserver(cluster: Cluster) -> None:
+@pytest.mark.parametrize("minor", MINORS)
+def test_validator_agrees_with_apiserver(cluster_at: Callable[[str], Cluster], minor: str) -> None:
+    cluster = cluster_at(minor)
+    kube_version = (1, int(minor.split(".")[1]))
     corpus = load_corpus_rules()
-    generated = generate(corpus)
+    generated = generate(corpus)[: CASES if minor == NEWEST_MINOR else CASES_OLDEST]
     replayed = [row.case() for row in REGRESSIONS]
     namespace = f"validation-truth-{secrets.token_hex(3)}"
     cluster.admin.ensure_namespace(namespace)
@@ -284,7 +298,7 @@ def test_validator_agrees_with_apiserver(cluster: Cluster) -> None:
             with tally.lock:
                 tally.skipped["time bound reached"] += 1
             return
-        if run_case(cluster.admin, case, index, namespace, tally) == "ran":
+        if run_case(cluster.admin, case, index, namespace, tally, kube_version) == "ran":
             with tally.lock:
                 ran[source] += 1
 
@@ -294,6 +308,7 @@ def test_validator_agrees_with_apiserver(cluster: Cluster) -> None:
         for future in [pool.submit(one, *item) for item in work]:
             future.result()
     summary = {
+        "minor": minor,
         "seed": SEED,
         "cases run": dict(ran),
         "corpus rules": len(corpus),
@@ -307,6 +322,8 @@ def test_validator_agrees_with_apiserver(cluster: Cluster) -> None:
     print(json.dumps(summary))
     target = os.environ.get("UG_DIFFERENTIAL_REPORT")
     if target:
+        if minor != NEWEST_MINOR:
+            target += f".{minor}"
         Path(target).write_text(json.dumps({**summary, "found": tally.disagreements}, indent=1))
     assert ran["regression"] == len(replayed)
     assert sum(tally.checked.values()) > 0
