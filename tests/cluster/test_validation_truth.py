@@ -38,10 +38,11 @@ from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
+from test_crd_validation_truth import MODEL_OF_MINOR, ModelDisagrees
 
 from corpus import CORPUS, require_corpus, tags
 from schema_strategies import Case, cases, corpus_rules
-from testenv import MINORS, NEWEST_MINOR, Cluster, CRDTrial, Kube, KubeError
+from testenv import NEWEST_MINOR, OLDEST_MINOR, Cluster, CRDTrial, Kube, KubeError
 from testenv.truth import MARKER, crd_body, version_entry, with_marker
 from upgrade_guard.apiserver import judge
 from upgrade_guard.crd import Crd
@@ -280,7 +281,15 @@ def _observe_writes(
 
 
 # The test ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("minor", MINORS)
+@pytest.mark.parametrize(
+    "minor",
+    [
+        NEWEST_MINOR,
+        # 1.32 does not ratchet a /status write (kubernetes#129506, 1.33): an object whose
+        # unchanged spec fails a new CEL rule cannot have its status written there.
+        pytest.param(OLDEST_MINOR, marks=[MODEL_OF_MINOR]),
+    ],
+)
 def test_validator_agrees_with_apiserver(cluster_at: Callable[[str], Cluster], minor: str) -> None:
     cluster = cluster_at(minor)
     kube_version = (1, int(minor.split(".")[1]))
@@ -327,4 +336,5 @@ def test_validator_agrees_with_apiserver(cluster_at: Callable[[str], Cluster], m
         Path(target).write_text(json.dumps({**summary, "found": tally.disagreements}, indent=1))
     assert ran["regression"] == len(replayed)
     assert sum(tally.checked.values()) > 0
-    assert not tally.disagreements, json.dumps(tally.disagreements[:3], indent=1)
+    if tally.disagreements:
+        raise ModelDisagrees(json.dumps(tally.disagreements[:3], indent=1))
