@@ -42,11 +42,18 @@ def _crd(root: dict[str, Any]) -> dict[str, Any]:
     return body
 
 
-def tool(tmp_path: Path, body: dict[str, Any], minor: str = NEWEST_MINOR) -> tuple[int, str]:
-    path = tmp_path / "crd.json"
+def tool(
+    tmp_path: Path,
+    body: dict[str, Any],
+    minor: str = NEWEST_MINOR,
+    old: dict[str, Any] | None = None,
+) -> tuple[int, str]:
+    """``diff`` of body over ``old`` (body itself by default: every rule held already)."""
+    path, old_path = tmp_path / "crd.json", tmp_path / "old.json"
     path.write_text(json.dumps(body))
+    old_path.write_text(json.dumps(body if old is None else old))
     version = [] if minor == NEWEST_MINOR else ["--kube-version", minor]
-    result = CliRunner().invoke(app, ["diff", str(path), str(path), *version])
+    result = CliRunner().invoke(app, ["diff", str(old_path), str(path), *version])
     return result.exit_code, result.output
 
 
@@ -65,7 +72,7 @@ def by_minor(rows: list[Any], ids: list[str], on_oldest: dict[str, Any]) -> list
                         *row[:-1],
                         on_oldest[key],
                         id=f"{key} @{minor}",
-                        marks=[MODEL_OF_MINOR],
+                        marks=[MODEL_OF_MINOR] if key in _MODEL_LACKS else [],
                     )
                 )
             else:
@@ -98,6 +105,9 @@ def _at_total(rule: str, others: int) -> dict[str, Any]:
     node = {**copy.deepcopy(NODE), "x-kubernetes-validations": [{"rule": rule}]}
     return _crd({"type": "object", "properties": {"spec": node, **_fillers(others)}})
 
+
+# Rows of the oldest minor the model does not meet yet.
+_MODEL_LACKS = {"{1: 'a'}[1] == 'a'"}
 
 # ROWS the oldest minor's apiserver (1.32) costs otherwise: rule -> its cost there, or None
 # where a new rule cannot use the library yet (new rules compile at the compatibility
@@ -133,7 +143,9 @@ def test_estimated_cost_is_the_apiservers(
         alone = _at_total(rule, 0)
         refused = apiserver_refusal(cluster, alone)
         assert refused is not None and "compilation failed" in refused, refused
-        code, said = tool(tmp_path, alone, minor)
+        # The rule is new (the apiserver was asked to create the CRD): a rule the replaced
+        # CRD held compiles in the environment of stored expressions, which may know it.
+        code, said = tool(tmp_path, alone, minor, old=_minimal_crd())
         model(code == 2, said)
         return
     at_limit, over = _at_total(rule, TOTAL - cost), _at_total(rule, TOTAL - cost + 1)

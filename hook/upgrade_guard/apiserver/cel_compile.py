@@ -376,13 +376,15 @@ _UNMODELED = frozenset(
     {
         *("format", "validate", "indexOf", "lastIndexOf"),
         *("distinct", "flatten", "range", "reverse", "slice", "sort", "sortBy", "first", "last"),
-        *("all", "exists", "existsOne", "exists_one"),
+        *("all", "exists"),
         *("transformList", "transformMap", "transformMapEntry", "lists"),
         *("authorizer", "image", "isImage"),
     }
 )
 _NAMED = re.compile(r"(?:undeclared reference to|no matching overload for) '([^']+)'")
-_TWO_VARIABLE = re.compile(r"\.\s*(?:all|exists|existsOne)\s*\(\s*\w+\s*,\s*\w+\s*,")
+# existsOne and exists_one only with two variables: cel-go's standard macros (every minor's
+# environment) have exists_one with one, not existsOne (cel.StandardMacros).
+_TWO_VARIABLE = re.compile(r"\.\s*(?:all|exists|existsOne|exists_one)\s*\(\s*\w+\s*,\s*\w+\s*,")
 _STRUCT_FIELD = re.compile(r"(undefined field '[^']*') not found in struct '[^']*'")
 _NO_SELECT = re.compile(r"expression of type '(\w+)' cannot be the operand of a select operation")
 _OLD_SELF = re.compile(r"\boldSelf\b")

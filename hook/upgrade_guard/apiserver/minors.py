@@ -84,11 +84,12 @@ def _calls(members: str, functions: str = "") -> re.Pattern[str]:
 
 
 LIBRARIES = (
-    # ext.TwoVarComprehensions: all, exists and existsOne with two variables, transforms.
+    # ext.TwoVarComprehensions: all, exists, existsOne and exists_one with two variables,
+    # transforms.
     Library(
         (1, 32),
         "the two-variable comprehensions library",
-        re.compile(r"\.\s*(all|exists|existsOne)\s*\(\s*\w+\s*,\s*\w+\s*,"),
+        re.compile(r"\.\s*(all|exists|existsOne|exists_one)\s*\(\s*\w+\s*,\s*\w+\s*,"),
         "{} with two variables",
     ),
     Library(
@@ -121,7 +122,7 @@ _MENTIONS = [
         *(rf"{name}\s*\(".encode() for name in ("sort", "slice", "flatten", "reverse", "distinct")),
         *(
             name + _GAP + rb"\(" + _GAP + rb"\w+" + _GAP + rb"," + _GAP + rb"\w+" + _GAP + rb","
-            for name in (rb"all", rb"exists")
+            for name in (rb"all", rb"exists", rb"existsOne", rb"exists_one")
         ),
     )
 ]
