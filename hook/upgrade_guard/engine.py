@@ -125,10 +125,24 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
             )
         in_version = unclassified_change.in_version(version, _HANDLED_VERSION_FIELDS)
         yield from _raw(unclassified_change.RULE, new.name, version.name, None, in_version)
+        status = "status" in (version.new.get("subresources") or {})
         for found in schema_changes(old.schema_of(version.name), new.schema_of(version.name)):
-            yield Placed(found.rule, new.name, version.name, found.path, found.change, found.node)
+            change = found.change
+            if status and change.ratchetable and _checked_by_status_writes(found):
+                change = replace(change, status_written=True)
+            yield Placed(found.rule, new.name, version.name, found.path, change, found.node)
     if new.conversion_strategy == "None":
         yield from _served_pair_changes(old, new)
+
+
+def _checked_by_status_writes(found: SchemaChange) -> bool:
+    """Whether a /status write checks what the change constrains (apiextensions
+    ``status_strategy.go``): every CEL rule of the object, and the schema of status; list
+    uniqueness it holds only where the old object met it, at every minor."""
+    handles = found.rule.handles if isinstance(found.rule, PropertyRule) else frozenset()
+    if "x-kubernetes-validations" in handles:
+        return True
+    return found.path[:1] == ("status",) and "x-kubernetes-list-type" not in handles
 
 
 def schema_changes(old: schema.Node, new: schema.Node) -> list[SchemaChange]:

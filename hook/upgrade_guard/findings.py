@@ -42,8 +42,11 @@ class Change:
     """What a rule reports before the engine knows its CRD, version and final severity.
 
     ``ratchetable``: the apiserver's validation ratcheting (Kubernetes 1.30+) accepts an update
-    that leaves a failing value unchanged. ``since``: the apiserver enforces this only from
-    that Kubernetes version on, so with an older ``--kube-version`` it is no finding.
+    that leaves a failing value unchanged. ``status_written``: the version has the status
+    subresource and a /status write checks this too (a CEL rule anywhere, a constraint under
+    status), which no apiserver before 1.33 ratchets. ``since``: the apiserver enforces this
+    only from that Kubernetes version on, so with an older ``--kube-version`` it is no
+    finding.
     ``severity``: this change's default when it is milder than the rule's; the policy's
     setting for the rule still applies to every change. ``notes``: what the finding says
     besides its message. ``excused``: the check's own way out that applies (a lifecycle
@@ -55,6 +58,7 @@ class Change:
     old: Any = None
     new: Any = None
     ratchetable: bool = False
+    status_written: bool = False
     since: tuple[int, int] | None = None
     severity: Severity | None = None
     notes: tuple[str, ...] = ()

@@ -16,11 +16,12 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from upgrade_guard import schema
+from upgrade_guard.apiserver import minors
 from upgrade_guard.crd import Carrier
 from upgrade_guard.findings import Change, Finding, Outcome, Severity
 from upgrade_guard.json_schema import did_you_mean
 from upgrade_guard.policy import DEFAULT_POLICY, DeclaredBreak, Policy, glob_pattern
-from upgrade_guard.rules import acceptance_unused, declared_break_unused
+from upgrade_guard.rules import acceptance_unused, declared_break_unused, validation_rule_added
 from upgrade_guard.rules.kinds import Rule, Subject, SubjectCheck
 from upgrade_guard.subjects import stamped
 
@@ -282,14 +283,17 @@ def _finding(item: Placed, policy: Policy, kube_version: tuple[int, int] | None)
     notes = list(strict_notes)
     ratcheting = kube_version is not None and kube_version >= RATCHETING_SINCE
     if item.change.ratchetable and ratcheting and not policy.strict and severity is Severity.ERROR:
-        severity = Severity.WARNING
         major, minor = kube_version or RATCHETING_SINCE
         node = item.node if item.node is not None else item.path
         where = "the value" if node is None else schema.render_path(node)
-        notes.append(
-            f"ratcheted on Kubernetes {major}.{minor}: updates that leave {where} unchanged"
-            " pass; new objects and changed values must satisfy it"
-        )
+        if item.change.status_written and (major, minor) < minors.STATUS_RATCHETED:
+            notes.append(_status_not_ratcheted(item, (major, minor), where))
+        else:
+            severity = Severity.WARNING
+            notes.append(
+                f"ratcheted on Kubernetes {major}.{minor}: updates that leave {where} unchanged"
+                " pass; new objects and changed values must satisfy it"
+            )
     return Finding(
         code=item.rule.code,
         rule=item.rule.name,
@@ -301,6 +305,19 @@ def _finding(item: Placed, policy: Policy, kube_version: tuple[int, int] | None)
         old=item.change.old,
         new=item.change.new,
         notes=(*item.change.notes, *notes),
+    )
+
+
+def _status_not_ratcheted(item: Placed, version: tuple[int, int], where: str) -> str:
+    """Why a change ratcheting would excuse refuses on ``version``: its /status writes."""
+    cel = item.rule.code == validation_rule_added.RULE.code
+    checked = "every CEL rule of the object" if cel else "status"
+    fixed = minors.STATUS_RATCHETED
+    return (
+        f"not ratcheted on a /status write on Kubernetes {version[0]}.{version[1]}: updates"
+        f" that leave {where} unchanged pass, but a /status write checks {checked} without"
+        f" ratcheting until {fixed[0]}.{fixed[1]} (kubernetes#129506), so stored objects that"
+        " fail it cannot have their status written (their controller's writes fail)"
     )
 
 

@@ -204,6 +204,18 @@ def test_status_write_meets_spec_transition_rule() -> None:
     assert [v.path for v in found.status.violations] == ["spec"]
 
 
+def test_status_write_not_ratcheted_before_1_33() -> None:
+    """kubernetes#129506 (1.33): before it, a /status write runs every CEL rule of the object
+    and validates status against its schema without ratcheting, unchanged values or not."""
+    schema = root({"r": INT}, **cel("self.r <= 5"))
+    schema["properties"]["status"] = {"type": "object", "properties": {"n": {**INT, "maximum": 5}}}
+    obj = {**stored({"r": 8}), "status": {"n": 8}}
+    old_minor = judge.Judge(schema, (1, 32)).judge(obj)
+    assert [v.path for v in old_minor.status.violations] == ["spec", "status.n"]
+    assert not old_minor.update.refused
+    assert not judge.Judge(schema, (1, 33)).judge(obj).status.refused
+
+
 def test_no_ratcheting_before_1_30() -> None:
     schema = root({"r": {**INT, "maximum": 5}})
     assert judge.Judge(schema, (1, 29)).judge(stored({"r": 8})).update.refused

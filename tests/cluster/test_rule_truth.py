@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_crd_validation_truth import MODEL_OF_MINOR, ModelDisagrees
+from test_crd_validation_truth import ModelDisagrees
 
 from testenv import MINORS, NEWEST_MINOR, Cluster, CRDTrial
 from testenv.kube import KubeError, wait_for
@@ -1358,8 +1358,6 @@ ON_OLDEST: dict[str, tuple[Verdict, tuple[str, ...]]] = {
     "ug213-rule-added-on-the-field": (Verdict.ERROR, ("UG213",)),
     "kept-rule-declared": (Verdict.ERROR, ("UG213",)),
 }
-# Of those, the claims whose engine must change to meet the oldest minor.
-MODEL_OF_OLDEST = {"ug213-rule-added-on-the-field", "kept-rule-declared"}
 
 
 def _kube_version(minor: str) -> tuple[int, int]:
@@ -1376,8 +1374,6 @@ def _params() -> Iterator[Any]:
             key = claim.key
             if minor != NEWEST_MINOR:
                 key = f"{claim.key} @{minor}"
-                if claim.key in MODEL_OF_OLDEST:
-                    marks.append(MODEL_OF_MINOR)
             yield pytest.param(minor, scenario.key, claim.key, id=key, marks=marks)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -158,6 +159,61 @@ def test_ratcheting_needs_every_field_paired(pair: Any, expected: Severity) -> N
     """The apiserver pairs old and new values field by field through the schema; a field no
     schema declares does not pair, so its object never counts as unchanged."""
     assert severity(pair, kube_version=(1, 35)) is expected
+
+
+def _without_status(pair: tuple[Any, Any]) -> tuple[Any, Any]:
+    for side in pair:
+        for entry in side["spec"]["versions"]:
+            entry.pop("subresources", None)
+    return pair
+
+
+def _status_bound() -> tuple[Any, Any]:
+    status = ({"type": "integer"}, {"type": "integer", "maximum": 5})
+    return tuple(crd(version(schema=obj(spec=obj(a=STR), status=obj(n=n)))) for n in status)
+
+
+def _spec_bound() -> tuple[Any, Any]:
+    spec = ({"type": "integer"}, {"type": "integer", "maximum": 5})
+    return tuple(crd(version(schema=obj(spec=obj(n=n), status=obj(a=STR)))) for n in spec)
+
+
+@pytest.mark.parametrize(
+    ("pair", "kube", "expected"),
+    [
+        pytest.param(CEL, (1, 32), Severity.ERROR, id="CEL rule, 1.32: a /status write runs it"),
+        pytest.param(CEL, (1, 33), Severity.WARNING, id="CEL rule, 1.33: /status ratcheted"),
+        pytest.param(
+            _without_status(copy.deepcopy(CEL)),
+            (1, 32),
+            Severity.WARNING,
+            id="CEL rule, 1.32, no status subresource: updates only, ratcheted",
+        ),
+        pytest.param(
+            _status_bound(), (1, 32), Severity.ERROR, id="bound under status, 1.32: not ratcheted"
+        ),
+        pytest.param(_status_bound(), (1, 33), Severity.WARNING, id="under status, 1.33"),
+        pytest.param(
+            _spec_bound(),
+            (1, 32),
+            Severity.WARNING,
+            id="bound under spec, 1.32: a /status write does not check spec's schema",
+        ),
+    ],
+)
+def test_status_writes_are_not_ratcheted_before_1_33(
+    pair: Any, kube: Any, expected: Severity
+) -> None:
+    """apiextensions status_strategy.go before kubernetes#129506 (1.33): a /status write
+    validates status against its schema and runs every CEL rule of the object, unratcheted."""
+    (finding,) = compare(*pair, kube_version=kube).findings
+    assert finding.severity is expected
+    if expected is Severity.ERROR:
+        assert any(
+            note.startswith("not ratcheted on a /status write on Kubernetes 1.32")
+            and "kubernetes#129506" in note
+            for note in finding.notes
+        ), finding.notes
 
 
 def test_ratcheted_finding_says_why() -> None:

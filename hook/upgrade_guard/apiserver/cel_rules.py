@@ -293,13 +293,18 @@ class RuleEvaluator:
         self._results.clear()
 
     def evaluate(
-        self, obj: Any, old: Any = None, correlation: Correlation | None = None
+        self,
+        obj: Any,
+        old: Any = None,
+        correlation: Correlation | None = None,
+        ratcheting: bool = True,
     ) -> Outcome:
         """Rules over a whole object; with ``old``, as an UPDATE from ``old``
-        (``correlation``: the pairing of ``obj`` with ``old``, when already made)."""
+        (``correlation``: the pairing of ``obj`` with ``old``, when already made), ratcheted
+        from 1.30 unless not ``ratcheting`` (a /status write before 1.33)."""
         outcome = Outcome()
         ratchet = _Ratchet()
-        if old is not None and self.ratcheting:
+        if old is not None and self.ratcheting and ratcheting:
             ratchet = _Ratchet(correlation or Correlation(obj, old, self.root))
         self._walk(obj, old, self.root, "", ratchet, True, outcome)
         return outcome

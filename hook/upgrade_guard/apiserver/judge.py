@@ -6,7 +6,8 @@ For an object stored before the CRD update, :meth:`Judge.judge` predicts:
 * a CREATE of a copy (restore from backup, move to another cluster): never ratcheted;
 * an UPDATE that changes only metadata (a label): ratcheted from 1.30, so only
   constraints on nodes that change (the root) and rules using ``oldSelf`` bite;
-* a ``/status`` write: OpenAPI validation of ``status`` only, CEL over the whole object.
+* a ``/status`` write: OpenAPI validation of ``status`` only, CEL over the whole object;
+  ratcheted as an UPDATE from 1.33, not at all before (kubernetes#129506).
 
 :meth:`Judge.update` answers any UPDATE (e.g. one that edits a field whose schema
 changed). The order and the gates follow apiextensions-apiserver
@@ -20,7 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from . import cel_rules, embedded, listtypes, readback, values
+from . import cel_rules, embedded, listtypes, minors, readback, values
 from .correlation import Correlation
 from .openapi import OpenAPIValidator
 from .violations import NotEvaluated, Violation
@@ -57,6 +58,7 @@ class Judge:
         self.schema = schema
         self.kube_version = kube_version
         self.ratcheting = kube_version >= (1, 30)
+        self.status_ratcheting = kube_version >= minors.STATUS_RATCHETED
         self.openapi = OpenAPIValidator(kube_version)
         self.rules = cel_rules.RuleEvaluator(schema, kube_version)
         self._lists: listtypes.Memo = {}
@@ -112,7 +114,7 @@ class Judge:
     def _status_update(self, obj: dict[str, Any], old: dict[str, Any]) -> Attempt:
         """``obj``: ``old`` with the written status (the status strategy keeps the rest)."""
         found: list[Violation] = []
-        correlation = Correlation(obj, old, self.schema) if self.ratcheting else None
+        correlation = Correlation(obj, old, self.schema) if self.status_ratcheting else None
         status_schema = values.property_schema(self.schema, "status")
         if "status" in obj and status_schema is not None:
             status_correlation = correlation.key("status") if correlation else None
@@ -122,7 +124,7 @@ class Judge:
         new_list_errors = listtypes.violations(obj, self.schema, memo=self._lists)
         if new_list_errors and not listtypes.violations(old, self.schema, memo=self._lists):
             found += new_list_errors
-        return self._with_rules(found, obj, old, correlation)
+        return self._with_rules(found, obj, old, correlation, self.status_ratcheting)
 
     def _with_rules(
         self,
@@ -130,12 +132,13 @@ class Judge:
         obj: dict[str, Any],
         old: Any,
         correlation: Correlation | None,
+        ratcheting: bool = True,
     ) -> Attempt:
         unchecked = list(self.openapi.unchecked)
         self.openapi.unchecked.clear()
         if any(v.check in _BLOCKING or v.detail == "Required value" for v in found):
             return Attempt(tuple(sorted(found)), tuple(sorted(unchecked)))  # CEL rules not run
-        outcome = self.rules.evaluate(obj, old, correlation)
+        outcome = self.rules.evaluate(obj, old, correlation, ratcheting)
         return Attempt(
             tuple(sorted(found + outcome.violations)),
             tuple(sorted(unchecked + outcome.not_evaluated)),

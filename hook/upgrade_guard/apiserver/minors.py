@@ -16,10 +16,14 @@ that arrived between them):
   minor before its own, without ``--emulated-version``).
 - The formats stored objects are held to (``StripUnsupportedFormatsPostProcessorForVersion``,
   at the compatibility version): ``k8s-short-name`` and ``k8s-long-name`` from 1.35.
+- Ratcheting of a ``/status`` write (``status_strategy.go`` ``ValidateUpdate``): from 1.33
+  (kubernetes#129506) as an UPDATE's; before, none: ``status`` is validated against its
+  schema and every CEL rule of the object runs, failing values unchanged or not.
+- The cost estimator (cel-go v0.22 at 1.32, v0.23 from 1.33: :mod:`cel_cost`).
 
-Ratcheting (on by default from 1.30, GA at 1.33; ``ratcheting.go`` the same at both ends of
-the range) and the cost limits (``StaticEstimatedCostLimit``, ``StaticEstimatedCRDCostLimit``,
-``PerCallLimit``) do not differ in the range.
+Ratcheting of an UPDATE (on by default from 1.30, GA at 1.33; ``ratcheting.go`` the same at
+both ends of the range) and the cost limits (``StaticEstimatedCostLimit``,
+``StaticEstimatedCRDCostLimit``, ``PerCallLimit``) do not differ in the range.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ Minor = tuple[int, int]
 
 OLDEST: Minor = (1, 32)
 NEWEST: Minor = (1, 35)
+# The first minor whose /status writes are ratcheted (kubernetes#129506).
+STATUS_RATCHETED: Minor = (1, 33)
 
 
 def judged_as(version: Minor) -> tuple[Minor, str | None]:

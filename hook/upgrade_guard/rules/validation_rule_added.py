@@ -6,7 +6,9 @@ only, compares against the stored object, and is never ratcheted.
 
 Why it matters: stored objects that break the new rule can no longer be created as they are;
 updates of them (including an operator's status writes, since CEL rules see the whole object)
-fail before Kubernetes 1.30. From 1.30 rules without oldSelf are ratcheted.
+fail before Kubernetes 1.30. From 1.30 rules without oldSelf are ratcheted on UPDATE; a
+/status write runs them unratcheted before 1.33 (kubernetes#129506), so there, where the
+version has the status subresource, objects failing the rule refuse every status write.
 
 Allowed: a rule removed, or only its message, messageExpression, reason or fieldPath changed.
 """
