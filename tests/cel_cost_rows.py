@@ -44,6 +44,7 @@ NODE: dict[str, Any] = {
     },
 }
 
+LONG = "a" * 100
 # (rule at NODE, its estimated cost)
 ROWS: list[tuple[str, int]] = [
     ("self.name.size() < 10", 4),
@@ -112,4 +113,43 @@ ROWS: list[tuple[str, int]] = [
     ("[[1], [2]].flatten().size() > 0", 45),
     ("[[[1]]].flatten(2).size() > 0", 45),
     ("[self.n, 1].sort()[0] > 0", 33),
+    # What an index into a literal, or a conditional of literals, gives is sized by the
+    # literal's entries (cel-go v0.23+; 1.32 sizes it otherwise: test_cel_cost_truth).
+    (f"{{'k': '{LONG}'}}['k'].matches('^a')", 42),
+    (f"['{LONG}'][0].matches('^a')", 22),
+    (f"(self.n > 0 ? ['{LONG}'] : ['b'])[0].matches('^a')", 25),
+    (f"['{LONG}'].exists(x, x.matches('^a'))", 17),
+    ("dyn(self.short).matches('^a')", 8),
 ]
+
+
+# ROWS the oldest minor's apiserver (1.32) costs otherwise: rule -> its cost there, or None
+# where a new rule cannot use the library yet (new rules compile at the compatibility
+# version, 1.31: two-variable comprehensions came in 1.32, lists v3 in 1.34).
+# cel-go v0.22 (1.32) sizes no container's entries: an index into a literal is sized by the
+# path @values (@items) of no path, which the apiserver's estimator walks from its second
+# step: the root's (0 here); through dyn() nothing is sized.
+COST_ON_OLDEST: dict[str, int | str | None] = {
+    "{1: 'a'}[1] == 'a'": 31,
+    f"{{'k': '{LONG}'}}['k'].matches('^a')": 32,
+    f"['{LONG}'][0].matches('^a')": 12,
+    f"(self.n > 0 ? ['{LONG}'] : ['b'])[0].matches('^a')": 15,
+    "dyn(self.short).matches('^a')": (
+        "estimated rule cost exceeds budget by factor of more than 100x"
+    ),
+    **dict.fromkeys(
+        [
+            'self.items.all(i, v, v == "a")',
+            "self.items.transformList(i, v, i > 0, v).size() > 0",
+            "self.items.sort()[0] == 'a'",
+            "self.items.reverse().size() > 0",
+            "self.items.distinct().size() > 0",
+            "lists.range(5).all(i, i > 0)",
+            "self.items.slice(1, 3).size() > 0",
+            "self.items.slice(0, self.n).size() > 0",
+            "[[1], [2]].flatten().size() > 0",
+            "[[[1]]].flatten(2).size() > 0",
+            "[self.n, 1].sort()[0] > 0",
+        ]
+    ),
+}

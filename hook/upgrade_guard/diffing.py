@@ -76,11 +76,13 @@ def read_and_compare(
     in the new side beside the old (``check_at``)."""
     files = _files_to_share(old, new, max_bytes)
     if files is None:
-        before, after = diff_sides(load_documents(old, max_bytes), load_documents(new, max_bytes))
+        before, after = diff_sides(
+            load_documents(old, max_bytes), load_documents(new, max_bytes), minor
+        )
         check_at(after, before, minor)
         changes = engine.changes_between(before, after, policy)
         return Compared(_heads(before.values()), _heads(after.values()), changes)
-    compared = _read_and_compare_shared(files, max_bytes, policy)
+    compared = _read_and_compare_shared(files, max_bytes, policy, minor)
     if minor < minors.NEWEST and any(minors.mentions(f.path.read_bytes()) for f in files.new):
         # The shares keep heads only: both sides are read again (their CRDs checked already)
         # where a rule of the new side may use a library that minor may lack.
@@ -89,7 +91,9 @@ def read_and_compare(
     return compared
 
 
-def _read_and_compare_shared(files: _Files, max_bytes: int, policy: Policy) -> Compared:
+def _read_and_compare_shared(
+    files: _Files, max_bytes: int, policy: Policy, minor: minors.Minor
+) -> Compared:
     """Both sides shared by this process and the worker (the module's documentation)."""
     # Imported here: a diff too small to share, the usual one, does without them.
     import multiprocessing
@@ -104,8 +108,8 @@ def _read_and_compare_shared(files: _Files, max_bytes: int, policy: Policy) -> C
         return _received_whole(pool.submit(_whole_to_send, old, new).result())
 
     try:
-        sent = pool.submit(_loaded_to_send, files, max_bytes, policy)
-        own = _loaded(_share(files, worker=False), max_bytes, policy)
+        sent = pool.submit(_loaded_to_send, files, max_bytes, policy, minor)
+        own = _loaded(_share(files, worker=False), max_bytes, policy, minor)
         return _merged(own, _received(*sent.result()), files, policy, their_whole)
     finally:
         # Not waited for: the worker ends while this process goes on (the interpreter's exit
@@ -198,11 +202,11 @@ class _Side(NamedTuple):
     reading: _Problem | None
 
 
-def _loaded(share: _Files, max_bytes: int, policy: Policy) -> _Loaded:
+def _loaded(share: _Files, max_bytes: int, policy: Policy, minor: minors.Minor) -> _Loaded:
     """A share read and checked as ``diff_sides`` reads both sides: the new side first, up to
     its first problem; then the old side beside it, where it had none, to its first problem
     checking, and in any case read to its end or to its first problem reading."""
-    passed = crd_validation.Passed()
+    passed = crd_validation.Passed(minor)
     after = _side(share.new, max_bytes, lambda document: crds_of((document,), True, None, passed))
     new_problem = after.reading or after.checking
     if new_problem is None:
@@ -285,11 +289,11 @@ def _whole(loaded: _Loaded, old: Collection[str], new: Collection[str]) -> _Whol
 
 
 def _loaded_to_send(
-    files: _Files, max_bytes: int, policy: Policy
+    files: _Files, max_bytes: int, policy: Policy, minor: minors.Minor
 ) -> tuple[bytes, _Problems, judging.Changes]:
     """In the worker: its share loaded, and its CRDs' heads as marshal's bytes (which read
     back faster than pickle's)."""
-    loaded = _loaded(_share(files, worker=True), max_bytes, policy)
+    loaded = _loaded(_share(files, worker=True), max_bytes, policy, minor)
     # Kept: this process may be asked for some of them whole (_whole_to_send), and its end
     # frees them at once rather than this function's return one object at a time, before
     # its result is sent.

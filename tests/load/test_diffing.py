@@ -321,3 +321,27 @@ def _compared_or_refused(old: str, new: str, minor: tuple[int, int]) -> str:
     except LoadError as error:
         return str(error)
     return ""
+
+
+def test_an_older_minors_estimator_refuses_alike_in_two_processes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """cel-go v0.22 (1.32) sizes nothing through dyn(): the rule's cost is past every budget
+    there, and 8 at 1.35 (tests/cel_cost_rows.py, held to both apiservers)."""
+    dyn = {
+        "type": "string",
+        "maxLength": 10,
+        "x-kubernetes-validations": [{"rule": "dyn(self).matches('^a')"}],
+    }
+    new = _crd(A_WORKER, properties={"name": dyn})
+    old_side, new_side = _shared_sides(tmp_path, {f"new/{A_WORKER}.json": new}, monkeypatch)
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cores)})
+    try:
+        one = _compared_or_refused(old_side, new_side, (1, 32))
+    finally:
+        os.sched_setaffinity(0, cores)
+    two = _compared_or_refused(old_side, new_side, (1, 32))
+    assert one == two
+    assert "estimated rule cost exceeds budget by factor of more than 100x" in one
+    assert _compared_or_refused(old_side, new_side, (1, 33)) == ""

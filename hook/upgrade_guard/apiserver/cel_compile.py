@@ -606,16 +606,20 @@ class Verdict:
 
 
 def site_verdicts(
-    site: Site, kube_version: tuple[int, int], stored: Stored | None = None
+    site: Site,
+    kube_version: tuple[int, int],
+    stored: Stored | None = None,
+    server: minors.Minor = minors.NEWEST,
 ) -> list[Verdict | None] | None:
     """Each rule of a node compiled against the node's type and costed (None for an entry
     without a rule); None where CEL gives the node no type. Rules compile at
-    ``kube_version``, those ``stored`` holds at its version."""
+    ``kube_version``, those ``stored`` holds at its version; costs are estimated as the
+    apiserver of ``server`` estimates them."""
     self_type = _site_type(site)
     if self_type is None:
         return None
     decl = cel_cost.declare(site.node, site.resource_root)
-    return [_verdict(raw, self_type, decl, kube_version, stored) for raw in site.rules]
+    return [_verdict(raw, self_type, decl, kube_version, stored, server) for raw in site.rules]
 
 
 def _site_type(site: Site) -> Decl | None:
@@ -632,12 +636,14 @@ def _verdict(
     decl: cel_cost.Decl | None,
     kube_version: tuple[int, int],
     stored: Stored | None,
+    server: minors.Minor,
 ) -> Verdict | None:
     if not _is_rule(raw):
         return None
     versions = _versions(raw, kube_version, stored)
     compiled = _compiled_rule(_rule_fields(raw), self_type, versions)
-    return Verdict(compiled, None if decl is None else cel_cost.estimated(raw, decl))
+    estimated = None if decl is None else cel_cost.estimated(raw, decl, server)
+    return Verdict(compiled, estimated)
 
 
 def _rule_fields(raw: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
@@ -645,7 +651,10 @@ def _rule_fields(raw: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
 
 
 def verdicts(
-    sites: list[Site], kube_version: tuple[int, int], stored: Stored | None = None
+    sites: list[Site],
+    kube_version: tuple[int, int],
+    stored: Stored | None = None,
+    server: minors.Minor = minors.NEWEST,
 ) -> list[list[Verdict | None] | None]:
     """:func:`site_verdicts` of every site, each rule checked once per what it reads.
 
@@ -655,7 +664,7 @@ def verdicts(
     type: cheap to declare and compile in). Only a clean verdict is taken from there: a
     problem's words can name the cut-down types, so a rule with a problem or a doubt is
     checked again against its node whole."""
-    return [_read_verdicts(site, kube_version, stored) for site in sites]
+    return [_read_verdicts(site, kube_version, stored, server) for site in sites]
 
 
 _KEPT_VERDICTS = 4096
@@ -663,13 +672,13 @@ _VERDICTS: dict[tuple[Any, ...], Verdict] = {}
 
 
 def _read_verdicts(
-    site: Site, kube_version: tuple[int, int], stored: Stored | None
+    site: Site, kube_version: tuple[int, int], stored: Stored | None, server: minors.Minor
 ) -> list[Verdict | None] | None:
     if not cel_reads.declared(site.node, site.resource_root):
         return None
     rules = [_is_rule(raw) for raw in site.rules]
     keys = [
-        _read_key(raw, site, _versions(raw, kube_version, stored)) if is_rule else None
+        _read_key(raw, site, _versions(raw, kube_version, stored), server) if is_rule else None
         for raw, is_rule in zip(site.rules, rules, strict=True)
     ]
     checked = [_VERDICTS.get(key) if key else None for key in keys]
@@ -686,7 +695,7 @@ def _read_verdicts(
             found = (
                 None
                 if cut_type is None
-                else _verdict(raw, cut_type, cut_decl, kube_version, stored)
+                else _verdict(raw, cut_type, cut_decl, kube_version, stored, server)
             )
             if found is not None:
                 while len(_VERDICTS) >= _KEPT_VERDICTS:
@@ -695,7 +704,7 @@ def _read_verdicts(
     whole: list[Verdict | None] | None = None
     for index, (raw, is_rule, found) in enumerate(zip(site.rules, rules, checked, strict=True)):
         if is_rule and (found is None or not found.clean(raw)):
-            whole = whole or site_verdicts(site, kube_version, stored)
+            whole = whole or site_verdicts(site, kube_version, stored, server)
             checked[index] = None if whole is None else whole[index]
     return checked
 
@@ -704,17 +713,18 @@ def _is_rule(raw: Any) -> bool:
     return isinstance(raw, Mapping) and bool(str(raw.get("rule") or "").strip())
 
 
-def _read_key(raw: Mapping[str, Any], site: Site, versions: Versions) -> Any:
-    """What a rule's verdict depends on: its expressions' shape, optionalOldSelf, and its
-    node cut down to what it reads (a SHA-256 digest of its serialization, as
-    crd_validation keys the subtrees that passed); None where that cannot be written."""
+def _read_key(raw: Mapping[str, Any], site: Site, versions: Versions, server: minors.Minor) -> Any:
+    """What a rule's verdict depends on: its expressions' shape, optionalOldSelf, the
+    environments and the estimator it is checked with, and its node cut down to what it
+    reads (a SHA-256 digest of its serialization, as crd_validation keys the subtrees that
+    passed); None where that cannot be written."""
     read = cel_reads.rule_read(raw)
     cut = cel_reads.cut(site.node, read.reach, site.resource_root, read.aliases)
     try:
         digest = hashlib.sha256(marshal.dumps(cut, 2)).digest()
     except ValueError:  # a value marshal cannot write
         return None
-    return (read.shape, raw.get("optionalOldSelf"), site.resource_root, versions, digest)
+    return (read.shape, raw.get("optionalOldSelf"), site.resource_root, versions, server, digest)
 
 
 def estimates(checked: list[list[Verdict | None] | None]) -> list[list[cel_cost.Estimated | None]]:

@@ -1,5 +1,6 @@
 """The estimated cost of ``x-kubernetes-validations`` rules, as kube-apiserver v1.35 estimates
-it when it validates a CRD, and the limits it refuses a CRD by.
+it when it validates a CRD (and each older minor of :mod:`minors`, where it differs), and the
+limits it refuses a CRD by.
 
 Ported from the sources the apiserver is built from:
 
@@ -20,6 +21,21 @@ from the schema for what a rule reads (``self`` and what is reached from it), fr
 and from the signatures of the functions an expression calls (:data:`_SIGNATURES`). An
 expression calling a function not known here is not estimated (None): its cost is not
 claimed either way.
+
+The older minors' estimators, where they differ from v1.35's:
+
+- 1.32 (cel-go v0.22.0 ``checker/cost.go``; entry sizes came with v0.23.0, cel-go#1104):
+  sizes are known of literals as written, from the schema by path, and of scalars, never of
+  a container's entries (an index into a list or map literal, a variable ranging over one,
+  what a conditional or ``+`` of literals gives), of a comprehension's accumulator, or through
+  ``dyn()``; an optional of a scalar is not a scalar; a comprehension's size is its range's;
+  a two-variable comprehension's first variable is sized as the one of a one-variable
+  comprehension, its second not at all; and a path the estimator cannot walk from ``self``
+  (``{1: 'a'}[1]``: ``@values`` of no path) is walked from its second step, so sizes the
+  root (apiextensions ``sizeEstimator``: it drops the first step, taken to be ``self``).
+  Kubernetes' function costs (``pkg/cel/library/cost.go``) price ``quantity()``, ``isIP()``
+  and the other global parsing functions only where given a receiver, which v0.22 always
+  gives (a zero one for a global call): at 1.32 they cost what they cost at 1.35.
 """
 
 from __future__ import annotations
@@ -30,7 +46,7 @@ from dataclasses import dataclass, field
 from functools import cache, cached_property, lru_cache
 from typing import Any, Protocol
 
-from . import cel_ast, cel_source
+from . import cel_ast, cel_source, minors
 from .cel_ast import Expr
 
 PER_EXPRESSION_LIMIT = 10_000_000  # StaticEstimatedCostLimit
@@ -908,7 +924,8 @@ class _Node:
 
 
 class _Coster:
-    def __init__(self, root: Decl, checked: _Checker) -> None:
+    def __init__(self, root: Decl, checked: _Checker, minor: minors.Minor = minors.NEWEST) -> None:
+        self.v22 = minor < (1, 33)  # cel-go v0.22's estimator (the module's documentation)
         self.root = root
         self.types = checked.final_types()
         self.overloads = checked.overloads
@@ -974,12 +991,18 @@ class _Coster:
         literal = _expr_size(e)
         if literal is not None:
             return literal
-        estimated = self.estimate_size(self.path_of(e))
+        path = self.path_of(e)
+        if self.v22 and path and path[0] in _ACCUMULATORS:
+            path = None  # v0.22 sizes the node, whose path it drops
+        estimated = self.estimate_size(path)
         if estimated is not None:
             self.sizes[e.id] = estimated
             return estimated
-        if _is_scalar(self.type_of(e)):
+        t = self.type_of(e)
+        if t.kind in _SCALAR_KINDS if self.v22 else _is_scalar(t):
             return _ONE
+        if self.v22:
+            return None
         if e.kind == "ident":
             local = self.peek(e.name)
             if local is not None and local.size is not None:
@@ -987,6 +1010,8 @@ class _Coster:
         return None
 
     def entry_of(self, e: Expr) -> _Entry | None:
+        if self.v22:
+            return None
         if e.id in self.entries:
             return self.entries[e.id]
         if e.kind == "ident":
@@ -1071,6 +1096,8 @@ class _Coster:
     def _comprehension(self, e: Expr) -> Range:
         assert e.iter_range and e.accu_init and e.loop_condition and e.loop_step and e.result
         total = self.cost(e.iter_range).add(self.cost(e.accu_init))
+        if self.v22:
+            return self._comprehension_v22(e, total)
         self.push(
             e.accu_var,
             _Local(
@@ -1100,10 +1127,26 @@ class _Coster:
             self.set_entry(e, self.entry_of(e.loop_step))
         return total
 
+    def _comprehension_v22(self, e: Expr, total: Range) -> Range:
+        """cel-go v0.22's costComprehension: only the (first) iteration variable is tracked,
+        by path; the comprehension's size is its range's."""
+        assert e.iter_range and e.loop_condition and e.loop_step
+        kind = self.type_of(e.iter_range).kind
+        sub = {"list": "@items", "map": "@keys"}.get(kind)
+        path = (*(self.path_of(e.iter_range) or ()), sub) if sub else None
+        self.push(e.iter_var, _Local(path, None, None))
+        loop = self.cost(e.loop_condition)
+        step = self.cost(e.loop_step)
+        self.pop(e.iter_var)
+        total = total.add(self.cost(e.result))
+        count = self.size_or_unknown(e.iter_range)
+        self.set_size(e, count)
+        return total.add(count.multiply(step.add(loop)))
+
     def _call(self, e: Expr) -> Range:
         name = self.globals.get(e.id, e.name)
         operand = None if e.id in self.globals else e.operand
-        if name == "dyn" and operand is None and len(e.args) == 1:
+        if name == "dyn" and operand is None and len(e.args) == 1 and not self.v22:
             argument = self.cost(e.args[0])
             self.set_size(e, self.compute_size(e.args[0]))
             self.set_entry(e, self.entry_of(e.args[0]))
@@ -1539,11 +1582,16 @@ def _two_variable(e: Expr, key: str, value: str, ids: _Ids) -> Expr:
 
 
 def estimate(
-    text: str, root: Decl, optional_old_self: bool = False, result: CelType = BOOL
+    text: str,
+    root: Decl,
+    optional_old_self: bool = False,
+    result: CelType = BOOL,
+    minor: minors.Minor = minors.NEWEST,
 ) -> int | None:
     """The most an expression costs (cel-go's CostEstimate.Max) with ``self`` and
-    ``oldSelf`` of type ``root``; None where it does not parse, is not typed here or is not
-    of type ``result`` (the apiserver then refuses it uncosted)."""
+    ``oldSelf`` of type ``root``, as the apiserver of ``minor`` estimates it; None where it
+    does not parse, is not typed here or is not of type ``result`` (the apiserver then
+    refuses it uncosted)."""
     tree = parse(text)
     if tree is None:
         return None
@@ -1554,7 +1602,7 @@ def estimate(
         checker.check(tree)
     except NotEstimated:
         return None
-    coster = _Coster(root, checker)
+    coster = _Coster(root, checker, minor)
     if coster.types.get(tree.id) != result:
         return None
     return coster.cost(tree).max
@@ -1597,20 +1645,20 @@ class Estimated:
     message: int | None
 
 
-def estimated(rule: Any, decl: Decl) -> Estimated | None:
-    """The costs of one ``x-kubernetes-validations`` entry of a node of ``decl``; None for
-    an entry without a rule."""
+def estimated(rule: Any, decl: Decl, minor: minors.Minor = minors.NEWEST) -> Estimated | None:
+    """The costs of one ``x-kubernetes-validations`` entry of a node of ``decl`` at
+    ``minor``; None for an entry without a rule."""
     if not isinstance(rule, Mapping):
         return None
     text = str(rule.get("rule") or "")
     if not text.strip():
         return None
     optional = rule.get("optionalOldSelf") is True
-    rule_cost = estimate(text, decl, optional)
+    rule_cost = estimate(text, decl, optional, minor=minor)
     message = str(rule.get("messageExpression") or "")
     if rule_cost is None or not message.strip():
         return Estimated(rule_cost, None)
-    return Estimated(rule_cost, estimate(message, decl, optional, STRING))
+    return Estimated(rule_cost, estimate(message, decl, optional, STRING, minor))
 
 
 class Site(Protocol):

@@ -551,11 +551,15 @@ class Passed(set[tuple[str, bool, bool, bytes]]):
 
     And ``places``: the rule places of each version schema checked, by the schema (kept, so
     that its id is its own), where the other side of a diff finds the rules of the subtrees it
-    takes over unwalked. Held as long as the CRDs checked together, and no longer."""
+    takes over unwalked. Held as long as the CRDs checked together, and no longer.
 
-    def __init__(self) -> None:
+    ``minor``: the apiserver whose cost estimator the rules are costed by (the other checks
+    are the newest's; :func:`check_at` adds what an older minor refuses besides)."""
+
+    def __init__(self, minor: minors.Minor = minors.NEWEST) -> None:
         super().__init__()
         self.places: dict[int, tuple[Mapping[str, Any], Places]] = {}
+        self.minor = minor
 
 
 # A subtree's key costs a serialization of it. Near the root subtrees are large and rarely
@@ -1157,16 +1161,17 @@ def _check_rules(
     prefix: Callable[[], str],
     holding: list[tuple[str, ...]],
     unwalked: list[tuple[str, ...]],
+    minor: minors.Minor,
 ) -> None:
     """The schema's CEL rules (:func:`cel_reads.sites`: ``holding`` and ``unwalked`` say
     where they may be), compiled as the apiserver compiles them (once the schema passed
-    every other check: it compiles rules only then), and their estimated cost within the
-    apiserver's budgets."""
+    every other check: it compiles rules only then), and their estimated cost, as the
+    apiserver of ``minor`` estimates it, within the apiserver's budgets."""
     # (protobuf and the CEL runtime)
     from upgrade_guard.apiserver import cel_compile, cel_cost, cel_reads
 
     sites = cel_reads.sites(root, holding, unwalked)
-    verdicts = cel_compile.verdicts(sites, minors.compatibility(_APISERVER_VERSION))
+    verdicts = cel_compile.verdicts(sites, minors.compatibility(_APISERVER_VERSION), server=minor)
     for refused in cel_compile.schema_problems(sites, verdicts, prefix):
         _fail(f"{_schema_path(refused.parts)} ({refused.keyword})", refused.detail)
     for problem in cel_cost.budget_problems(sites, cel_compile.estimates(verdicts))[:1]:
@@ -1302,7 +1307,7 @@ def check(
             # A schema without rules has none to compile or cost, and its run imports no CEL code.
             if nodes or regions:
                 prefix = functools.partial(_schema_field_path, versions, index)
-                _check_rules(root, prefix, nodes, regions)
+                _check_rules(root, prefix, nodes, regions, passed.minor)
         except CrdInvalid as invalid:
             raise CrdInvalid(invalid.where, invalid.problem, version.get("name")) from None
 
@@ -1346,7 +1351,7 @@ def check_at(body: Mapping[str, Any], old: Mapping[str, Any] | None, minor: mino
         sites = [
             site for site in found_at if any(_lacking(raw, new_env, stored) for raw in site.rules)
         ]
-        checked = cel_compile.verdicts(sites, new_env, stored)
+        checked = cel_compile.verdicts(sites, new_env, stored, minor)
         prefix = functools.partial(_schema_field_path, versions, index)
         for refused in cel_compile.schema_problems(sites, checked, prefix):
             site = next(site for site in sites if site.parts == refused.parts)

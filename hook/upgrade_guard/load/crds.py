@@ -137,14 +137,15 @@ def defined_twice(crd: Crd | CrdHead, first: Crd | CrdHead) -> LoadError:
 
 
 def diff_sides(
-    old: Iterable[Document], new: Iterable[Document]
+    old: Iterable[Document], new: Iterable[Document], minor: minors.Minor = minors.NEWEST
 ) -> tuple[dict[str, Crd], dict[str, Crd]]:
     """The CRDs of both sides of a diff. The first problem is reported, in this order: the
     old side's reading, the new side's reading and CRDs (in document order), the old side's
     CRDs. The new side is read and validated first; the old side is then read a file at a
     time and validated beside it, taking over what it shares with the new side, so that
-    what the two share is held once."""
-    passed = crd_validation.Passed()
+    what the two share is held once. Rules are costed as the apiserver of ``minor`` costs
+    them."""
+    passed = crd_validation.Passed(minor)
     try:
         after = crds_from(new, passed=passed)
     except LoadError:
