@@ -977,11 +977,6 @@ class ModelDisagrees(AssertionError):
     """``diff`` disagrees with an apiserver that answered as its row says."""
 
 
-# Rows whose outcome the model of that minor must change to meet (issue 38): the lead flips
-# these when the minor-aware model is merged.
-MODEL_OF_MINOR = pytest.mark.xfail(
-    strict=True, raises=ModelDisagrees, reason="minor-aware model: branch minor-model"
-)
 # REGRESSIONS rows the oldest minor's apiserver answers otherwise: row id -> refused there.
 ON_OLDEST: dict[str, bool] = {
     # A new rule compiles at the compatibility version, one minor behind the server's (1.31
