@@ -1,5 +1,5 @@
 """The commands a refusal prints for what the person ran, each beside the nearest other
-operation (tests/cluster/test_ways_out.py follows them against the real helm)."""
+operation (tests/cluster/test_ways_out.py types them against the real helm)."""
 
 from __future__ import annotations
 
