@@ -72,3 +72,33 @@ def test_the_hook_report_carries_the_note(tmp_path: Path) -> None:
     assert isinstance(newer, hook_run.Judged)
     lines = hook_log.render(newer.outcome, newer.operation, newer.checked).splitlines()
     assert lines[1].startswith("note: Kubernetes 1.36 is newer than the newest minor")
+
+
+# dyn() hides the field's size from cel-go v0.22's estimator (1.32): its rule is over every
+# budget there, and costs 8 from 1.33 (held to both apiservers: test_cel_cost_truth.py).
+COSTED_BY_MINOR = field_crd(
+    {
+        "type": "object",
+        "properties": {"short": {"type": "string", "maxLength": 10}},
+        "x-kubernetes-validations": [{"rule": "dyn(self.short).matches('^a')"}],
+    }
+)
+
+
+@pytest.mark.parametrize(("version", "refused"), [((1, 32), True), ((1, 33), False)])
+def test_the_chart_crds_rules_are_costed_as_the_clusters_minor_costs_them(
+    tmp_path: Path, version: tuple[int, int], refused: bool
+) -> None:
+    bundle = tmp_path / "crds.yaml"
+    bundle.write_text(yaml.safe_dump(COSTED_BY_MINOR))
+    request = hook_run.Request(
+        prepare(Inputs(crds=str(bundle))), "pre-upgrade", in_helm=False, evidence_limit=0
+    )
+    cluster = Cluster(version, {NAME: PLAIN})
+    if not refused:
+        assert isinstance(hook_run.run(request, cluster), hook_run.Judged)  # type: ignore[arg-type]
+        return
+    with pytest.raises(LoadError) as raised:
+        hook_run.run(request, cluster)  # type: ignore[arg-type]
+    assert "the apiserver of Kubernetes 1.32 refuses this CRD: spec.field" in str(raised.value)
+    assert "estimated rule cost exceeds budget" in str(raised.value)

@@ -925,7 +925,7 @@ class _Node:
 
 class _Coster:
     def __init__(self, root: Decl, checked: _Checker, minor: minors.Minor = minors.NEWEST) -> None:
-        self.v22 = minor < (1, 33)  # cel-go v0.22's estimator (the module's documentation)
+        self.v22 = minor < minors.ENTRY_SIZES  # cel-go v0.22's (the module's documentation)
         self.root = root
         self.types = checked.final_types()
         self.overloads = checked.overloads

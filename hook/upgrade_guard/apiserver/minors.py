@@ -37,6 +37,9 @@ OLDEST: Minor = (1, 32)
 NEWEST: Minor = (1, 35)
 # The first minor whose /status writes are ratcheted (kubernetes#129506).
 STATUS_RATCHETED: Minor = (1, 33)
+# The first minor whose CEL cost estimator sizes containers' entries (cel-go v0.23.0,
+# cel-go#1104): before it, rules are costed otherwise (:mod:`cel_cost`).
+ENTRY_SIZES: Minor = (1, 33)
 
 
 def judged_as(version: Minor) -> tuple[Minor, str | None]:

@@ -132,6 +132,23 @@ def check_at(new: Mapping[str, Crd], old: Mapping[str, Crd], minor: minors.Minor
             ) from None
 
 
+def costed_at(new: Mapping[str, Crd], minor: minors.Minor) -> None:
+    """Raise LoadError for the first CRD of ``new`` whose CEL rules the apiserver of
+    ``minor`` costs over its budgets, where its estimator is not the newest's (before
+    ``minors.ENTRY_SIZES``); a CRD without rules costs nothing."""
+    if minor >= minors.ENTRY_SIZES:
+        return
+    for name, crd in new.items():
+        try:
+            crd_validation.check(crd.raw, None, crd_validation.Passed(minor))
+        except crd_validation.CrdInvalid as invalid:
+            raise LoadError(
+                f"{_where(crd.source, name)} version {invalid.version}: the apiserver of"
+                f" Kubernetes {minor[0]}.{minor[1]} refuses this CRD: {invalid.where}:"
+                f" {invalid.problem}"
+            ) from None
+
+
 def defined_twice(crd: Crd | CrdHead, first: Crd | CrdHead) -> LoadError:
     return LoadError(f"{crd.source}: CRD {crd.name} is defined twice (also in {first.source})")
 

@@ -26,7 +26,7 @@ from upgrade_guard.counters import hook_checks
 from upgrade_guard.crd import Crd, Source
 from upgrade_guard.findings import ExitCode, Outcome
 from upgrade_guard.judging import Context, Release, judge
-from upgrade_guard.load.crds import check_at, crds_from
+from upgrade_guard.load.crds import check_at, costed_at, crds_from
 from upgrade_guard.load.documents import Document, LoadError
 from upgrade_guard.load.helm_record import (
     Operation,
@@ -199,6 +199,7 @@ def run(request: Request, api: Api) -> Judged | Undecided:
         # cluster's minor is known, what differs at it.
         judged_as, note = minors.judged_as(cluster.server_version)
         check_at(chart, live_crds, judged_as)
+        costed_at(chart, judged_as)  # an older estimator: every rule costed as it costs
         gone = {name: cluster.crds.get(name) for name in readable}
         unread, unlisted_live = _unlisted(api, sorted(unlisted), applied)
         gone |= unlisted_live
