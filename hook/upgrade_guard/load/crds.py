@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from upgrade_guard.apiserver import crd_validation, minors
@@ -122,31 +123,32 @@ def check_at(new: Mapping[str, Crd], old: Mapping[str, Crd], minor: minors.Minor
     ``crds_from`` raises for one any apiserver refuses (``crd_validation.check_at``)."""
     for name, crd in new.items():
         before = old.get(name)
-        try:
+        with _refused_at(crd, name, minor):
             crd_validation.check_at(crd.raw, None if before is None else before.raw, minor)
-        except crd_validation.CrdInvalid as invalid:
-            raise LoadError(
-                f"{_where(crd.source, name)} version {invalid.version}: the apiserver of"
-                f" Kubernetes {minor[0]}.{minor[1]} refuses this CRD: {invalid.where}:"
-                f" {invalid.problem}"
-            ) from None
 
 
 def costed_at(new: Mapping[str, Crd], minor: minors.Minor) -> None:
     """Raise LoadError for the first CRD of ``new`` whose CEL rules the apiserver of
     ``minor`` costs over its budgets, where its estimator is not the newest's (before
-    ``minors.ENTRY_SIZES``); a CRD without rules costs nothing."""
+    ``minors.ENTRY_SIZES``): each CRD is checked again, costed by that estimator."""
     if minor >= minors.ENTRY_SIZES:
         return
     for name, crd in new.items():
-        try:
+        with _refused_at(crd, name, minor):
             crd_validation.check(crd.raw, None, crd_validation.Passed(minor))
-        except crd_validation.CrdInvalid as invalid:
-            raise LoadError(
-                f"{_where(crd.source, name)} version {invalid.version}: the apiserver of"
-                f" Kubernetes {minor[0]}.{minor[1]} refuses this CRD: {invalid.where}:"
-                f" {invalid.problem}"
-            ) from None
+
+
+@contextmanager
+def _refused_at(crd: Crd, name: str, minor: minors.Minor) -> Iterator[None]:
+    """A CrdInvalid raised inside as the LoadError naming the CRD and the minor refusing it."""
+    try:
+        yield
+    except crd_validation.CrdInvalid as invalid:
+        raise LoadError(
+            f"{_where(crd.source, name)} version {invalid.version}: the apiserver of"
+            f" Kubernetes {minor[0]}.{minor[1]} refuses this CRD: {invalid.where}:"
+            f" {invalid.problem}"
+        ) from None
 
 
 def defined_twice(crd: Crd | CrdHead, first: Crd | CrdHead) -> LoadError:
