@@ -491,5 +491,8 @@ def test_rendered_only_where_the_cluster_serves_it_naming_the_listed_crds(
     assert rule["resourceNames"] == ["backups.example.io", "restores.example.io"]
     assert rule["operations"] == ["UPDATE", "DELETE"]
     for kept in (policy, binding):
-        assert kept["metadata"]["annotations"] == {"helm.sh/resource-policy": "keep"}
+        assert kept["metadata"]["annotations"] == {
+            "helm.sh/resource-policy": "keep",
+            "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
+        }
         assert "helm.sh/hook" not in kept["metadata"]["annotations"]

@@ -3,6 +3,8 @@
 #   argocd-oracle     Argo CD's own hook logic (github.com/argoproj/gitops-engine v0.7.3,
 #                     pkg/sync/hook and syncwaves; k8s.io staging modules replaced by v0.23.1)
 #                     classifies every object of a `helm template` stream: JSON lines on stdout
+#   argocd-sync       Argo CD's own sync engine (the same gitops-engine, pkg/engine as its agent
+#                     uses) syncs a stream to a cluster once, with pruning: JSON lines on stdout
 #   flux-helmrelease  renders a HelmRelease from helm-controller's API types
 #                     (github.com/fluxcd/helm-controller/api) with a chosen CRD policy
 # Binaries are cached outside the checkout, keyed by go.mod, go.sum, main.go and this script:
@@ -14,7 +16,7 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-helpers=(argocd-oracle flux-helmrelease)
+helpers=(argocd-oracle argocd-sync flux-helmrelease)
 
 print_only=0
 for arg in "$@"; do

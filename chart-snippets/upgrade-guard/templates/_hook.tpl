@@ -298,8 +298,8 @@ and a DELETE, unless the live CRD carries the acceptance that names exactly that
 accept-controller-state-version: the version it goes to, or "none"; accept-delete: "true").
 Counters that are not integers are the hook's to judge. It matches these CRDs by name only,
 on UPDATE and DELETE only: never another object. Helm keeps both objects (resource-policy)
-when it uninstalls the release or stops rendering them, as the CRDs it refuses to delete
-stay: a second `helm uninstall`, or an upgrade that drops the CRDs after one that dropped the
+when it uninstalls the release or stops rendering them, and Argo CD (sync-options) when it
+prunes them or deletes the app, as the CRDs it refuses to delete stay: a second `helm uninstall`, or an upgrade that drops the CRDs after one that dropped the
 policy, meets it still. Removing them on purpose is a `kubectl delete` (docs/hook.md). */ -}}
 {{- define "upgrade-guard.admission-policy" -}}
 {{- $root := .root -}}
@@ -314,6 +314,7 @@ metadata:
     app.kubernetes.io/instance: {{ $root.Release.Name }}
   annotations:
     helm.sh/resource-policy: keep
+    argocd.argoproj.io/sync-options: Prune=false,Delete=false
 spec:
   failurePolicy: Fail
   matchConstraints:
@@ -422,6 +423,7 @@ metadata:
     app.kubernetes.io/instance: {{ $root.Release.Name }}
   annotations:
     helm.sh/resource-policy: keep
+    argocd.argoproj.io/sync-options: Prune=false,Delete=false
 spec:
   policyName: {{ $name }}
   validationActions: [Deny]
