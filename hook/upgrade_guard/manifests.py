@@ -20,6 +20,7 @@ RBAC_GROUP = "rbac.authorization.k8s.io"
 ADMISSION_GROUP = "admissionregistration.k8s.io"
 ROLE_KINDS = ("ClusterRole", "Role")
 WEBHOOK_KINDS = ("ValidatingWebhookConfiguration", "MutatingWebhookConfiguration")
+ADMISSION_POLICY = "ValidatingAdmissionPolicy"
 # The resource (plural) of each kind, as RBAC rules and the apiserver's paths name it.
 RESOURCES = {
     "ClusterRole": "clusterroles",
@@ -159,7 +160,11 @@ class WebhookConfiguration:
 
 @dataclass(frozen=True)
 class Manifests:
-    """The roles and webhook configurations of a rendered chart, each by its ``key``."""
+    """The roles and webhook configurations of a rendered chart, each by its ``key``, and
+    whether it applies the library's admission policy (a ValidatingAdmissionPolicy labelled
+    ``app.kubernetes.io/name: upgrade-guard``), which holds the listed CRDs' counters in the
+    apiserver, accepted by the hook or not."""
 
     roles: Mapping[str, Role] = field(default_factory=dict)
     webhooks: Mapping[str, WebhookConfiguration] = field(default_factory=dict)
+    admission_policy: bool = False

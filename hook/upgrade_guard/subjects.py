@@ -13,6 +13,7 @@ from typing import Any
 from upgrade_guard.crd import (
     CONTROLLER_STATE_VERSION,
     DEFAULT_ANNOTATION_PREFIX,
+    SCHEMA_DIGEST,
     SCHEMA_VERSION,
     Carrier,
     Crd,
@@ -21,6 +22,17 @@ from upgrade_guard.crd import (
 from upgrade_guard.findings import Change
 from upgrade_guard.images import ImageTable, SlotPairing
 from upgrade_guard.manifests import Role, WebhookConfiguration
+
+# The admission policy's acceptance of a CRD update to another schema: the digest it goes to.
+ACCEPT_SCHEMA = "accept-schema-digest"
+POLICY_NOTE = "admission policy: "  # how a finding's note on it begins
+
+
+def digest_of(crd: Carrier) -> str:
+    """The schema digest the admission policy reads on ``crd`` (its annotation is always
+    upgrade-guard.io's), or "none", as the policy names a missing one."""
+    digest = crd.annotations.get(DEFAULT_ANNOTATION_PREFIX + SCHEMA_DIGEST)
+    return digest if isinstance(digest, str) and digest else "none"
 
 
 @dataclass(frozen=True)
@@ -222,6 +234,10 @@ class HookSubject:
     # object, None when gone) and the objects stored in each of those.
     replaced: str = ""
     adopted: bool = False
+    # Whether the replaced release applied the library's admission policy, which refuses
+    # a CRD update lowering its counters, and a CRD's deletion, in the apiserver, whatever the
+    # hook accepted.
+    admission_policy: bool = False
     dropped: Mapping[str, Crd | None] = field(default_factory=dict)
     stored: Mapping[str, Stored] = field(default_factory=dict)
     # What each CRD's controller handles (the chart's policy; the replaced release's, from
@@ -260,6 +276,17 @@ class HookSubject:
                 (n, self.chart[n], self.live[n])
                 for n in sorted(self.chart.keys() & self.live.keys())
             ],
+        )
+
+    def policy_acceptance(self, crd: str, acceptance: str, value: str) -> tuple[str, ...]:
+        """The note that the admission policy holds this too (when the release applied it):
+        the annotation that lets exactly this change through there."""
+        if not self.admission_policy:
+            return ()
+        return (
+            f"{POLICY_NOTE}the release's policy refuses this in the apiserver as well, accepted"
+            f" here or not; to let exactly this through there too: `kubectl annotate crd {crd}"
+            f" upgrade-guard.io/{acceptance}={value} --overwrite`",
         )
 
     def retired_finalizers(self, name: str) -> tuple[RetiredFinalizer, ...]:

@@ -88,17 +88,20 @@ def test_a_refused_rollback_passes_by_the_accept_command_it_prints(
     assert passed.log.startswith(
         "upgrade-guard SAFE with 1 finding ACCEPTED by the cluster admin: pre-upgrade"
     ), passed.log
-    # The hook accepts; the release's admission policy, in the apiserver, asks for its own
-    # acceptance on the live CRD, naming the schema it goes to: given, the same command passes.
+    # The hook accepts, and says that the release's admission policy, in the apiserver, asks
+    # for its own acceptance on the live CRD, naming the schema it goes to, as the policy's
+    # refusal does: given, the same command passes.
     assert done.returncode != 0, show(done)
     policy = re.search(
         r"To make exactly this change on purpose: (kubectl annotate [^,]+),", done.stderr
     )
     assert policy is not None, show(done)
-    assert policy.group(1).startswith(
+    told = printed(passed.log, "  admission policy: ")
+    assert told == policy.group(1), (told, policy.group(1))
+    assert told.startswith(
         "kubectl annotate crd backups.example.io upgrade-guard.io/accept-schema-digest=sha256:"
-    ), policy.group(1)
-    annotated = shell(policy.group(1))
+    ), told
+    annotated = shell(told)
     assert annotated.returncode == 0, show(annotated)
     done = shell(typed(command, str(EXAMPLE / "2.0.0"), accepted=accepted))
     assert done.returncode == 0, show(done)

@@ -207,6 +207,36 @@ def test_schema_against_live(live_crd: Crd, chart_crd: Crd, codes: set[str]) -> 
     assert all(f.refuses == (f.code in {"UG603", "UG604"}) for f in found)
 
 
+@pytest.mark.parametrize("admission_policy", [True, False], ids=["policy", "no policy"])
+@pytest.mark.parametrize(
+    ("live_crd", "chart_crd", "code"),
+    [(s[1], s[2], min(s[3])) for s in SCHEMA if s[3] & {"UG603", "UG604"}],
+    ids=[s[0] for s in SCHEMA if s[3] & {"UG603", "UG604"}],
+)
+def test_the_admission_policys_own_acceptance_is_named_where_the_release_applied_it(
+    live_crd: Crd, chart_crd: Crd, code: str, admission_policy: bool
+) -> None:
+    """The policy the replaced release applied refuses the CRD update the hook accepts: the
+    finding names the annotation that lets exactly it through there, the chart's digest."""
+    digest = "sha256:" + "ab" * 32
+    stamps = {k.removeprefix("upgrade-guard.io/"): v for k, v in chart_crd.annotations.items()}
+    chart_crd = stamped(dict(chart_crd.raw), **stamps, **{"crd-schema-digest": digest})
+    chart, cluster = history.normalized({NAME: chart_crd}), history.normalized({NAME: live_crd})
+    subject = HookSubject(chart, cluster, admission_policy=admission_policy)
+    [found] = judged(hook_checks.changes(subject))
+    assert found.code == code
+    told = [n for n in found.notes if n.startswith("admission policy: ")]
+    assert told == (
+        [
+            "admission policy: the release's policy refuses this in the apiserver as well,"
+            " accepted here or not; to let exactly this through there too: `kubectl annotate"
+            f" crd {NAME} upgrade-guard.io/accept-schema-digest={digest} --overwrite`"
+        ]
+        if admission_policy
+        else []
+    )
+
+
 def test_state_written_by_a_newer_release() -> None:
     written = [
         WrittenState(3, "widgets.example.com ns/a (status.stateVersion)"),

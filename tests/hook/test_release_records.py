@@ -86,6 +86,33 @@ def test_decode_keeps_the_policy_the_releases_guard_ran_with(name: str, policy: 
     assert "never-read" not in repr(record)
 
 
+POLICY = """---
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: rel.ns.upgrade-guard.io
+  labels: {{app.kubernetes.io/name: {name}}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("manifest", "applied"),
+    [
+        (POLICY.format(name="upgrade-guard"), True),
+        (POLICY.format(name="kyverno"), False),  # another's admission policy
+        (POLICY.format(name="upgrade-guard").replace("Policy\n", "PolicyBinding\n"), False),
+        ("", False),
+    ],
+    ids=["the library's", "another's", "a binding alone", "none"],
+)
+def test_a_record_says_whether_it_applied_the_librarys_admission_policy(
+    manifest: str, applied: bool
+) -> None:
+    record = decode("sh.helm.release.v1.rel.v2", secret(2, "deployed", manifest))
+    assert record.manifests().admission_policy is applied
+    assert record.manifests().roles == {}
+
+
 def test_decode_refuses_what_is_not_a_record() -> None:
     with pytest.raises(LoadError, match="not a Helm release record"):
         decode("sh.helm.release.v1.rel.v1", {"data": {"release": "bm90IGd6aXA="}})

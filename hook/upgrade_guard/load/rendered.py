@@ -26,6 +26,7 @@ from upgrade_guard.load.documents import (
 )
 from upgrade_guard.manifests import (
     ADMISSION_GROUP,
+    ADMISSION_POLICY,
     RBAC_GROUP,
     ROLE_KINDS,
     WEBHOOK_KINDS,
@@ -36,13 +37,15 @@ from upgrade_guard.manifests import (
 )
 
 HELM_HOOK = "helm.sh/hook"
-# Where an input may hold a role or webhook configuration (`kind: Role`, YAML or JSON):
+# Where an input may hold a role, webhook configuration or admission policy (`kind: Role`,
+# YAML or JSON):
 # inputs without one (a directory of CRDs, whose descriptions may well say "Role") are not
 # parsed a second time. A literal start keeps the scan fast (0.16 s over upjet's 90 MB,
 # where a line-anchored pattern took 4.8 s).
 _MAY_HOLD = re.compile(
     rb"""kind"?[ \t]*:[ \t]*["']?"""
-    rb"(?:ClusterRole|Role|ValidatingWebhookConfiguration|MutatingWebhookConfiguration)\b"
+    rb"(?:ClusterRole|Role|ValidatingWebhookConfiguration|MutatingWebhookConfiguration"
+    rb"|ValidatingAdmissionPolicy)\b"
 )
 
 
@@ -107,12 +110,12 @@ def _role(source: Source, kind: str, body: Mapping[str, Any], name: str) -> Role
 
 
 def _kind(body: Mapping[str, Any]) -> str | None:
-    """ClusterRole, Role, or a webhook configuration kind, of the API groups that serve
-    them; None for every other object."""
+    """ClusterRole, Role, a webhook configuration kind or ValidatingAdmissionPolicy, of the
+    API groups that serve them; None for every other object."""
     kind, api_version = body.get("kind"), str(body.get("apiVersion", ""))
     if kind in ROLE_KINDS and api_version.startswith(RBAC_GROUP + "/"):
         return str(kind)
-    if kind in WEBHOOK_KINDS and api_version.startswith(ADMISSION_GROUP + "/"):
+    if kind in (*WEBHOOK_KINDS, ADMISSION_POLICY) and api_version.startswith(ADMISSION_GROUP + "/"):
         return str(kind)
     return None
 
@@ -150,6 +153,7 @@ def manifests_of(items: Iterable[Item]) -> Manifests:
     roles: dict[str, Role] = {}
     webhooks: dict[str, WebhookConfiguration] = {}
     seen: dict[str, Source] = {}
+    admission_policy = False
     for source, body in items:
         kind = _kind(body)
         if kind is None:
@@ -159,6 +163,9 @@ def manifests_of(items: Iterable[Item]) -> Manifests:
             raise LoadError(f"{source}: {kind} without metadata.name")
         annotations = metadata.get("annotations")
         if isinstance(annotations, Mapping) and {HELM_HOOK, GUARD_GRANT} & annotations.keys():
+            continue
+        if kind == ADMISSION_POLICY:
+            admission_policy = admission_policy or _is_the_guards(metadata)
             continue
         item: Role | WebhookConfiguration = (
             _role(source, kind, body, metadata["name"])
@@ -172,7 +179,12 @@ def manifests_of(items: Iterable[Item]) -> Manifests:
             roles[item.key] = item
         else:
             webhooks[item.key] = item
-    return Manifests(roles, webhooks)
+    return Manifests(roles, webhooks, admission_policy)
+
+
+def _is_the_guards(metadata: Mapping[str, Any]) -> bool:
+    labels = metadata.get("labels")
+    return isinstance(labels, Mapping) and labels.get("app.kubernetes.io/name") == "upgrade-guard"
 
 
 def rendered_from(

@@ -206,6 +206,7 @@ def run(request: Request, api: Api) -> Judged | Undecided:
         stored = _count_stored(api, {n: c for n, c in gone.items() if c is not None})
         stored |= {name: Stored(0, (), _UNLISTED) for name in unread}
         described = f"release {current.chart} (revision {current.revision})" if current else ""
+        replaced_manifests = current.manifests() if current else Manifests()
         subject = replace(
             subject,
             chart=chart,
@@ -213,6 +214,7 @@ def run(request: Request, api: Api) -> Judged | Undecided:
             written_state=[*cluster.written_state, *_written_by(current)],
             replaced=described,
             adopted=not request.in_helm or _adopted(current),
+            admission_policy=replaced_manifests.admission_policy,
             dropped=gone,
             stored=stored,
             replaced_controllers=replaced_controllers,
@@ -221,7 +223,7 @@ def run(request: Request, api: Api) -> Judged | Undecided:
             counter_keys=counter_keys,
             roles=RoleSubject(
                 after=contracts.roles,
-                before=current.manifests().roles if current else {},
+                before=replaced_manifests.roles,
                 before_label=described,
                 live=cluster.manifests.roles,
             ),

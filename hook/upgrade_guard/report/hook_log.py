@@ -34,6 +34,7 @@ from upgrade_guard.report.grouping import Group
 from upgrade_guard.report.json_report import summary
 from upgrade_guard.report.ways_out import UNASKED, Asked, accepting, again, dropping_acceptances
 from upgrade_guard.rules import acceptance_unused, crd_deleted
+from upgrade_guard.subjects import POLICY_NOTE
 
 TERMINATION_LIMIT = 4096
 # The log's bound: Helm prints it as one line, and 4096 bytes is about one screen of a
@@ -357,7 +358,7 @@ def _counted(left: list[Finding], partly: int) -> str:
 _KINDS = ("error", "warning", "info", "excused")
 
 
-_SHOWN_NOTES = ("evidence: ", "declared break ")
+_SHOWN_NOTES = ("evidence: ", "declared break ", POLICY_NOTE)
 
 
 def _evidence_lines(finding: Finding) -> list[str]:

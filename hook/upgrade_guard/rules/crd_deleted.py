@@ -48,6 +48,7 @@ def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
                     f" the chart), or `kubectl annotate crd {name} {KEEP_ANNOTATION}=keep`, so"
                     " Helm leaves it and its objects (unmanaged); delete them deliberately only"
                     " after a backup",
+                    *subject.policy_acceptance(name, "accept-delete", "true"),
                 ),
             ),
         )

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from upgrade_guard.crd import stamped_number
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import HookCheck
-from upgrade_guard.subjects import HookSubject
+from upgrade_guard.subjects import ACCEPT_SCHEMA, HookSubject, digest_of
 
 
 def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
@@ -31,6 +31,7 @@ def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
                     None,
                     f"the live CRD and the chart both say schema version {mine} but their specs"
                     " differ: one of them was changed without a bump",
+                    notes=subject.policy_acceptance(name, ACCEPT_SCHEMA, digest_of(ours)),
                 ),
             )
 
