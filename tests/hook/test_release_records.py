@@ -187,6 +187,21 @@ def test_helm_deletes_a_dropped_crd_unless_the_live_object_keeps_it(
         assert "7 object(s) stored in it (ns/a, ns/b, ...)" in outcome.findings[0].message
 
 
+@pytest.mark.parametrize("admission_policy", [True, False], ids=["policy", "no policy"])
+def test_a_deletion_names_the_admission_policys_acceptance_where_the_release_applied_it(
+    admission_policy: bool,
+) -> None:
+    subject = HookSubject(
+        replaced="release c-1.0.0 (revision 1)",
+        dropped={NAME: keep()},
+        admission_policy=admission_policy,
+    )
+    [finding] = judge(hook_checks.changes(subject), DEFAULT_POLICY).findings
+    told = [n for n in finding.notes if n.startswith("admission policy: ")]
+    command = f"`kubectl annotate crd {NAME} upgrade-guard.io/accept-delete=true --overwrite`"
+    assert [command in n for n in told] == ([True] if admission_policy else [])
+
+
 def test_a_first_adoption_is_reported_while_no_release_ran_the_guard() -> None:
     chart = {NAME: Crd(crd())}
     first = HookSubject(chart=chart, live=chart)
