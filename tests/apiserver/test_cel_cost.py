@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from cel_cost_rows import COST_ON_OLDEST, NODE, ROWS
-from upgrade_guard.apiserver import cel_compile, cel_cost, cel_reads
+from upgrade_guard.apiserver import cel_compile, cel_cost, cel_reads, cel_types
 
 
 def _budget_problems(root: dict[str, Any]) -> list[cel_cost.OverBudget]:
@@ -21,7 +21,7 @@ def _budget_problems(root: dict[str, Any]) -> list[cel_cost.OverBudget]:
 
 @pytest.mark.parametrize(("rule", "cost"), ROWS, ids=[rule for rule, _ in ROWS])
 def test_estimate_is_the_apiservers(rule: str, cost: int) -> None:
-    decl = cel_cost.declare(NODE, resource_root=False)
+    decl = cel_types.declare(NODE)
     assert decl is not None
     assert cel_cost.estimate(rule, decl) == cost
 
@@ -33,7 +33,7 @@ OLDEST_ROWS = [row for row in ROWS if COST_ON_OLDEST.get(row[0], 0) is not None]
 def test_estimate_is_the_oldest_minors(rule: str, cost: int) -> None:
     """As kube-apiserver v1.32.13 estimates (cel-go v0.22): ROWS it costs otherwise, at its
     cost (test_cel_cost_truth holds both to it); those it does not compile left out."""
-    decl = cel_cost.declare(NODE, resource_root=False)
+    decl = cel_types.declare(NODE)
     assert decl is not None
     found = cel_cost.estimate(rule, decl, minor=(1, 32))
     expected = COST_ON_OLDEST.get(rule, cost)
@@ -53,7 +53,7 @@ def test_estimate_is_the_oldest_minors(rule: str, cost: int) -> None:
     ],
 )
 def test_not_estimated(rule: str, why: str) -> None:
-    decl = cel_cost.declare(NODE, resource_root=False)
+    decl = cel_types.declare(NODE)
     assert decl is not None
     assert cel_cost.estimate(rule, decl) is None, why
 

@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 
 from cel_cost_rows import COST_ON_OLDEST, NODE, ROWS
 from testenv import MINORS, NEWEST_MINOR, Cluster
-from upgrade_guard.apiserver import cel_cost
+from upgrade_guard.apiserver import cel_cost, cel_types
 from upgrade_guard.cli import app
 
 TOTAL = cel_cost.PER_CRD_LIMIT
@@ -230,7 +230,7 @@ def test_a_message_expression_counts_once_toward_the_total(
 ) -> None:
     """A messageExpression's cost joins the schema's total as it is, not times its node's
     cardinality (a rule's does): on the items of a list of 1,000 it adds 314,577."""
-    decl = cel_cost.declare(NODE, resource_root=False)
+    decl = cel_types.declare(NODE)
     assert decl is not None
     cost = cel_cost.estimate(MESSAGE, decl, result=cel_cost.STRING)
     assert cost == 314_577

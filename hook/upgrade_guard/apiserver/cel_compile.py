@@ -55,7 +55,7 @@ from google.protobuf import (  # type: ignore[import-untyped]
 
 from upgrade_guard import schema as schemas
 
-from . import cel_cost, cel_library, cel_literals, cel_reads, cel_source, minors
+from . import cel_cost, cel_library, cel_literals, cel_reads, cel_source, cel_types, minors
 from .cel_reads import Site
 from .cel_rules import escape
 
@@ -618,7 +618,7 @@ def site_verdicts(
     self_type = _site_type(site)
     if self_type is None:
         return None
-    decl = cel_cost.declare(site.node, site.resource_root)
+    decl = cel_types.declare(site.node, site.resource_root)
     return [_verdict(raw, self_type, decl, kube_version, stored, server) for raw in site.rules]
 
 
@@ -633,7 +633,7 @@ def _site_type(site: Site) -> Decl | None:
 def _verdict(
     raw: Any,
     self_type: Decl,
-    decl: cel_cost.Decl | None,
+    decl: cel_types.DeclType | None,
     kube_version: tuple[int, int],
     stored: Stored | None,
     server: minors.Minor,
@@ -689,7 +689,7 @@ def _read_verdicts(
             read.merge(cel_reads.rule_read(site.rules[index]).reach)
         cut = cel_reads.cut(site.node, read, site.resource_root)
         cut_type = decl_type(cut, site.resource_root)
-        cut_decl = cel_cost.declare(cut, site.resource_root)
+        cut_decl = cel_types.declare(cut, site.resource_root)
         for index, key in missed:
             raw = site.rules[index]
             found = (

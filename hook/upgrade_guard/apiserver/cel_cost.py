@@ -4,9 +4,7 @@ limits it refuses a CRD by.
 
 Ported from the sources the apiserver is built from:
 
-- the schema as CEL sees it, with the sizes its nodes can have (apiserver
-  ``pkg/cel/common/schemas.go`` ``SchemaDeclType``): ``maxLength`` (times 4: runes to
-  bytes), ``maxItems`` and ``maxProperties`` where set, else what fits in a 3 MiB request;
+- the schema as CEL sees it, with the sizes its nodes can have (:mod:`cel_types`);
 - the static estimate (cel-go v0.26.0 ``checker/cost.go``), with Kubernetes' function costs
   (apiserver ``pkg/cel/library/cost.go``) and the sets and lists libraries'; ``has()``
   costs nothing (apiserver ``environment/base.go``);
@@ -43,15 +41,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, cached_property, lru_cache
+from functools import cache, lru_cache
 from typing import Any, Protocol
 
 from . import cel_ast, cel_source, minors
 from .cel_ast import Expr
+from .cel_types import MAX_REQUEST_BYTES, DeclType, declare, non_negative
 
 PER_EXPRESSION_LIMIT = 10_000_000  # StaticEstimatedCostLimit
 PER_CRD_LIMIT = 100_000_000  # StaticEstimatedCRDCostLimit
-MAX_REQUEST_BYTES = 3 * 1024 * 1024
 _MAX = 2**64 - 1
 _TWO_TO_64 = 2.0**64
 _STRING_TRAVERSAL = 0.1
@@ -130,7 +128,7 @@ class CelType:
     kind: str
     name: str = ""
     params: tuple[CelType, ...] = ()
-    decl: Decl | None = field(default=None, compare=False, hash=False)
+    decl: DeclType | None = field(default=None, compare=False, hash=False)
 
     def __str__(self) -> str:
         inner = ", ".join(map(str, self.params))
@@ -173,184 +171,15 @@ def _is_scalar(t: CelType) -> bool:
     return t.kind == "opaque" and t.name == "optional_type" and _is_scalar(t.params[0])
 
 
-# The schema as CEL declares it (SchemaDeclType) ------------------------------------------
-class Decl:
-    """apiserver ``DeclType``: a type, the most elements a value of it can have (rune-bytes
-    of a string, items of a list, entries of a map; 0 for the rest) and the smallest JSON it
-    can be written as. An object's fields are declared when first read: a rule reads few of
-    a large schema's."""
-
-    def __init__(
-        self,
-        kind: str,
-        max_elements: int = 0,
-        min_size: int = 1,
-        *,
-        elem: Decl | None = None,
-        key: Decl | None = None,
-        properties: Mapping[str, Any] | None = None,
-    ) -> None:
-        self.kind = kind  # object, list, map or a scalar kind
-        self.max_elements = max_elements
-        self.min_size = min_size
-        self.elem = elem
-        self.key = key
-        self._properties = properties or {}
-        self._fields: dict[str, Decl | None] = {}
-
-    @cached_property
-    def _names(self) -> dict[str, str]:
-        """Each property's name as CEL writes it (escaped), to its name in the schema."""
-        escaped = ((_escape(name), name) for name in self._properties)
-        return {cel_name: name for cel_name, name in escaped if cel_name is not None}
-
-    def field(self, cel_name: str) -> Decl | None:
-        """The declaration of a field, or None where the object has no such field."""
-        if cel_name not in self._fields:
-            name = self._names.get(cel_name)
-            self._fields[cel_name] = (
-                None if name is None else _declare_child(self._properties[name])
-            )
-        return self._fields[cel_name]
-
-    @property
-    def cel_type(self) -> CelType:
-        if self.kind == "object":
-            return CelType("struct", f"object{id(self)}", (), self)
-        if self.kind == "list":
-            assert self.elem is not None
-            return _list(self.elem.cel_type)
-        if self.kind == "map":
-            assert self.elem is not None
-            return _t("map", STRING, self.elem.cel_type)
-        return _t(self.kind)
-
-
-def _declare_child(child: Any) -> Decl | None:
-    if not isinstance(child, Mapping):
-        return None
-    return declare(child, _embedded(child))
-
-
-def _embedded(node: Mapping[str, Any]) -> bool:
-    return node.get("x-kubernetes-embedded-resource") is True
-
-
-_STRING_KEY = Decl("string", 0, 2)  # map keys: apiserver's shared StringType, MaxElements 0
-
-
-def _escape(name: str) -> str | None:
-    from .cel_rules import escape
-
-    return escape(name)
-
-
-def _with_type_and_object_meta(node: Mapping[str, Any]) -> Mapping[str, Any]:
-    properties = node.get("properties") or {}
-    metadata = properties.get("metadata") or {}
-    meta_properties = metadata.get("properties") or {}
-    if (
-        node.get("properties")
-        and (properties.get("kind") or {}).get("type") == "string"
-        and (properties.get("apiVersion") or {}).get("type") == "string"
-        and metadata.get("type") == "object"
-        and metadata.get("properties")
-        and (meta_properties.get("name") or {}).get("type") == "string"
-        and (meta_properties.get("generateName") or {}).get("type") == "string"
-    ):
-        return node
-    string = {"type": "string"}
-    return {
-        **node,
-        "properties": {
-            **properties,
-            "kind": string,
-            "apiVersion": string,
-            "metadata": {
-                "type": "object",
-                "properties": {"name": string, "generateName": string},
-            },
-        },
-    }
-
-
-def _non_negative(value: Any) -> int:
-    return max(int(value), 0)
-
-
-def _contained(
-    node: Mapping[str, Any], keyword: str, bound_keyword: str, overhead: int
-) -> tuple[Decl, int] | None:
-    """The declaration of a list's items or a map's values, and how many there can be: the
-    bound, else as many of the smallest as fit in a request (with ``overhead`` bytes each:
-    a comma; quotes, key, colon and comma)."""
-    child = node.get(keyword)
-    if not isinstance(child, Mapping):
-        return None
-    elem = _declare_child(child)
-    if elem is None:
-        return None
-    bound = node.get(bound_keyword)
-    if bound is None:
-        return elem, (MAX_REQUEST_BYTES - 2) // (elem.min_size + overhead)
-    return elem, _non_negative(bound)
-
-
-def declare(node: Mapping[str, Any] | None, resource_root: bool) -> Decl | None:
-    """The DeclType of a schema node, or None where CEL does not see the node."""
-    if node is None:
-        return None
-    string_room = MAX_REQUEST_BYTES - 2
-    if node.get("x-kubernetes-int-or-string") is True:
-        max_length = node.get("maxLength")
-        room = string_room if max_length is None else _non_negative(max_length) * 4
-        return Decl("dyn", room, 1)
-    if resource_root:
-        node = _with_type_and_object_meta(node)
-    kind = node.get("type")
-    if kind == "array":
-        contained = _contained(node, "items", "maxItems", 1)
-        return None if contained is None else Decl("list", contained[1], 2, elem=contained[0])
-    if kind == "object":
-        if isinstance(node.get("additionalProperties"), Mapping):
-            contained = _contained(node, "additionalProperties", "maxProperties", 6)
-            if contained is None:
-                return None
-            return Decl("map", contained[1], 2, elem=contained[0], key=_STRING_KEY)
-        properties = node.get("properties") or {}
-        min_size = 2
-        for name in node.get("required") or ():
-            child = properties.get(name)
-            if not isinstance(child, Mapping) or child.get("default") is not None:
-                continue
-            child_decl = _declare_child(child)
-            if child_decl is not None:
-                min_size += len(str(name).encode()) + child_decl.min_size + 4
-        return Decl("object", 0, min_size, properties=properties)
-    if kind == "string":
-        max_length = node.get("maxLength")
-        form = node.get("format")
-        if form == "byte":
-            room = string_room if max_length is None else _non_negative(max_length)
-            return Decl("bytes", room, 2)
-        if form == "duration":
-            return Decl("duration", 32, 3)
-        if form == "date":
-            return Decl("timestamp", 12, 12)
-        if form == "date-time":
-            return Decl("timestamp", 32, 21)
-        if max_length is not None:
-            return Decl("string", _non_negative(max_length) * 4, 2)
-        enum = node.get("enum")
-        if enum:
-            longest = max((len(v.encode()) for v in enum if isinstance(v, str)), default=0)
-            return Decl("string", longest, 2)
-        return Decl("string", string_room, 2)
-    return {
-        "boolean": Decl("bool", 0, 4),
-        "number": Decl("double", 0, 1),
-        "integer": Decl("int", 0, 1),
-    }.get(str(kind))
+def _type_of(decl: DeclType) -> CelType:
+    """The checker's type of a value declared by ``decl``: an object is a struct of its own."""
+    if decl.kind == "object":
+        return CelType("struct", f"object{id(decl)}", (), decl)
+    if decl.kind in ("list", "map"):
+        assert decl.elem is not None
+        elem = _type_of(decl.elem)
+        return _list(elem) if decl.kind == "list" else _t("map", STRING, elem)
+    return _t(decl.kind)
 
 
 # Function signatures ------------------------------------------------------------------------
@@ -863,7 +692,7 @@ def _field_type(operand: CelType, name: str) -> CelType:
         child = operand.decl.field(name)
         if child is None:
             raise NotEstimated(f"undefined field {name!r}")
-        return child.cel_type
+        return _type_of(child)
     if operand.kind == "map":
         return operand.params[1]
     if operand.kind in ("dyn", "typeparam"):
@@ -924,7 +753,9 @@ class _Node:
 
 
 class _Coster:
-    def __init__(self, root: Decl, checked: _Checker, minor: minors.Minor = minors.NEWEST) -> None:
+    def __init__(
+        self, root: DeclType, checked: _Checker, minor: minors.Minor = minors.NEWEST
+    ) -> None:
         self.v22 = minor < minors.ENTRY_SIZES  # cel-go v0.22's (the module's documentation)
         self.root = root
         self.types = checked.final_types()
@@ -1583,7 +1414,7 @@ def _two_variable(e: Expr, key: str, value: str, ids: _Ids) -> Expr:
 
 def estimate(
     text: str,
-    root: Decl,
+    root: DeclType,
     optional_old_self: bool = False,
     result: CelType = BOOL,
     minor: minors.Minor = minors.NEWEST,
@@ -1595,7 +1426,7 @@ def estimate(
     tree = parse(text)
     if tree is None:
         return None
-    self_type = root.cel_type
+    self_type = _type_of(root)
     old_self = _optional(self_type) if optional_old_self else self_type
     checker = _Checker({"self": self_type, "oldSelf": old_self})
     try:
@@ -1632,7 +1463,7 @@ def below(node: Mapping[str, Any], cardinality: int) -> int | None:
         bound = node.get("maxProperties")
     else:
         return cardinality
-    return None if bound is None else _mul(cardinality, _non_negative(bound))
+    return None if bound is None else _mul(cardinality, non_negative(bound))
 
 
 @dataclass(frozen=True)
@@ -1645,7 +1476,7 @@ class Estimated:
     message: int | None
 
 
-def estimated(rule: Any, decl: Decl, minor: minors.Minor = minors.NEWEST) -> Estimated | None:
+def estimated(rule: Any, decl: DeclType, minor: minors.Minor = minors.NEWEST) -> Estimated | None:
     """The costs of one ``x-kubernetes-validations`` entry of a node of ``decl`` at
     ``minor``; None for an entry without a rule."""
     if not isinstance(rule, Mapping):
