@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from upgrade_guard.apiserver import cel_compile, cel_reads
+from upgrade_guard.apiserver import cel_compile, cel_reads, cel_types
 
 KUBE_VERSION = (1, 35)
 S = {"type": "string"}
@@ -80,8 +80,9 @@ RULES: list[tuple[str, str | None]] = [
 
 @pytest.mark.parametrize(("rule", "refused"), RULES, ids=[r for r, _ in RULES])
 def test_rule(rule: str, refused: str | None) -> None:
-    self_type = cel_compile.decl_type(SPEC)
-    assert self_type is not None
+    declared = cel_types.declare(SPEC)
+    assert declared is not None
+    self_type = cel_compile.signature(declared)
     compiled = cel_compile.compile_rule({"rule": rule}, self_type, KUBE_VERSION)
     assert compiled.unknown is None
     if refused is None:
@@ -95,8 +96,9 @@ def test_rule(rule: str, refused: str | None) -> None:
     ["self.tags.indexOf('a') == 0", "self.labels.all(k, v, v == 'a')", "self.matrix[0][0]"],
 )
 def test_what_this_runtime_cannot_tell_is_not_refused(rule: str) -> None:
-    self_type = cel_compile.decl_type(SPEC)
-    assert self_type is not None
+    declared = cel_types.declare(SPEC)
+    assert declared is not None
+    self_type = cel_compile.signature(declared)
     compiled = cel_compile.compile_rule({"rule": rule}, self_type, KUBE_VERSION)
     assert compiled.problem is None and compiled.unknown is not None
 
@@ -110,8 +112,9 @@ MESSAGES: list[tuple[str, str | None]] = [
 
 @pytest.mark.parametrize(("expression", "refused"), MESSAGES, ids=[m for m, _ in MESSAGES])
 def test_message_expression(expression: str, refused: str | None) -> None:
-    self_type = cel_compile.decl_type(SPEC)
-    assert self_type is not None
+    declared = cel_types.declare(SPEC)
+    assert declared is not None
+    self_type = cel_compile.signature(declared)
     raw = {"rule": "true", "messageExpression": expression}
     compiled = cel_compile.compile_rule(raw, self_type, KUBE_VERSION)
     assert compiled.problem == refused or (refused and refused in (compiled.problem or ""))
@@ -184,8 +187,9 @@ def test_field_path(path: str, valid: bool) -> None:
 
 def test_an_optional_old_self_rule_is_placed_as_written() -> None:
     """It is compiled inside a binding of oldSelf; its issues name the rule's own columns."""
-    self_type = cel_compile.decl_type(LIST_ITEM)
-    assert self_type is not None
+    declared = cel_types.declare(LIST_ITEM)
+    assert declared is not None
+    self_type = cel_compile.signature(declared)
     raw = {"rule": "oldSelf.value().q == 1", "optionalOldSelf": True}
     compiled = cel_compile.compile_rule(raw, self_type, KUBE_VERSION)
     assert compiled.problem == (
@@ -236,8 +240,9 @@ PLACED = [
 
 @pytest.mark.parametrize(("rule", "issues"), PLACED, ids=[r for r, _ in PLACED])
 def test_issues_beside_a_raw_literal_are_the_apiservers(rule: str, issues: str) -> None:
-    self_type = cel_compile.decl_type({"type": "object", "properties": {"f": S, "n": INT}})
-    assert self_type is not None
+    declared = cel_types.declare({"type": "object", "properties": {"f": S, "n": INT}})
+    assert declared is not None
+    self_type = cel_compile.signature(declared)
     compiled = cel_compile.compile_rule({"rule": rule, "message": "m"}, self_type, KUBE_VERSION)
     assert compiled.problem == f"compilation failed: {issues}"
 
@@ -246,9 +251,8 @@ def test_a_field_named_like_a_map_entry_leaves_the_types_whole() -> None:
     """protobuf names a map field's entry after it (foo: FooEntry) in the scope of the fields:
     a field of that name would make the whole type fail to load."""
     labels = {"type": "object", "additionalProperties": S}
-    self_type = cel_compile.decl_type(
-        {"type": "object", "properties": {"foo": labels, "FooEntry": S}}
-    )
-    assert self_type is not None
+    declared = cel_types.declare({"type": "object", "properties": {"foo": labels, "FooEntry": S}})
+    assert declared is not None
+    self_type = cel_compile.signature(declared)
     compiled = cel_compile.compile_rule({"rule": "self.bar == 1"}, self_type, KUBE_VERSION)
     assert compiled.problem is not None and "undefined field 'bar'" in compiled.problem

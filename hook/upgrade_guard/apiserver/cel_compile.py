@@ -1,14 +1,9 @@
 """``x-kubernetes-validations`` compiled as kube-apiserver compiles them when it accepts a CRD
 (apiextensions-apiserver ``pkg/apiserver/schema/cel/compilation.go``), on the CEL C++ checker.
 
-``self`` and ``oldSelf`` are typed by the schema node as ``apiserver pkg/cel/common/schemas.go``
-(``SchemaDeclType``) types them: an object is a type with its declared properties as fields
-(under their escaped names; at the root and in embedded resources also ``apiVersion``,
-``kind`` and ``metadata`` with ``name`` and ``generateName``), ``additionalProperties`` a map,
-``items`` a list, int-or-string ``dyn``, ``date``/``date-time`` a timestamp, ``duration`` a
-duration, ``byte`` bytes, ``number`` a double. A node that has no such type (untyped,
-without int-or-string) is no field of its parent. Object types are protobuf messages built
-from the schema, so the checker reports undefined fields as the apiserver does.
+``self`` and ``oldSelf`` are typed by the schema node as the apiserver types them
+(:mod:`cel_types`). Object types are protobuf messages built from those types, so the
+checker reports undefined fields as the apiserver does.
 
 Where the C++ checker cannot say what cel-go says, nothing is refused (:attr:`Compiled.unknown`):
 a protobuf field cannot hold a list or map of lists or maps, so those are typed
@@ -57,79 +52,28 @@ from upgrade_guard import schema as schemas
 
 from . import cel_cost, cel_library, cel_literals, cel_reads, cel_source, cel_types, minors
 from .cel_reads import Site
-from .cel_rules import escape
 
 Schema = Mapping[str, Any]
 # A declared type, hashable: ("string",), ("list", item), ("map", value),
 # ("object", ((field name, type), ...)); "dyn" for int-or-string.
 Decl = tuple[Any, ...]
 
-_SCALARS = {
-    "boolean": ("bool",),
-    "integer": ("int",),
-    "number": ("double",),
-}
-_STRING_FORMATS = {
-    "byte": ("bytes",),
-    "duration": ("duration",),
-    "date": ("timestamp",),
-    "date-time": ("timestamp",),
-}
-_OBJECT_META = ("object", (("generateName", ("string",)), ("name", ("string",))))
 
-
-def decl_type(
-    node: Schema, resource_root: bool = False, names: frozenset[str] | None = None
-) -> Decl | None:
-    """The type the apiserver gives a value of ``node`` in CEL (``SchemaDeclType``), or None
-    where it gives none. With ``names``, objects keep only the fields so named: an
-    expression can select no other, so it checks the same against the smaller type."""
-    if node.get("x-kubernetes-int-or-string") is True:
-        return ("dyn",)
-    kind = node.get("type")
-    properties = node.get("properties") or {}
-    if resource_root:
-        kind = kind or "object"
-    if kind == "array":
-        items = node.get("items")
-        if not isinstance(items, Mapping):
-            return None
-        item = decl_type(items, items.get("x-kubernetes-embedded-resource") is True, names)
-        return None if item is None else ("list", item)
-    if kind == "object":
-        additional = node.get("additionalProperties")
-        if isinstance(additional, Mapping):
-            embedded = additional.get("x-kubernetes-embedded-resource") is True
-            value = decl_type(additional, embedded, names)
-            return None if value is None else ("map", value)
-        fields: dict[str, Decl] = {}
-        for name, child in properties.items():
-            escaped = escape(name)
-            if escaped is None or (names is not None and escaped not in names):
-                continue
-            child = child or {}
-            field = decl_type(child, child.get("x-kubernetes-embedded-resource") is True, names)
-            if field is not None:
-                fields[escaped] = field
-        if resource_root and not _declares_type_and_object_meta(properties):
-            fields.update(kind=("string",), apiVersion=("string",), metadata=_OBJECT_META)
-        return ("object", tuple(sorted(fields.items())))
-    if kind == "string":
-        return _STRING_FORMATS.get(str(node.get("format") or ""), ("string",))
-    return _SCALARS.get(str(kind))
-
-
-def _declares_type_and_object_meta(properties: Schema) -> bool:
-    """Whether a resource root declares kind, apiVersion, metadata.name and
-    metadata.generateName as strings itself: the apiserver then keeps its declaration
-    whole, metadata's other properties too (WithTypeAndObjectMeta)."""
-    metadata = properties.get("metadata") or {}
-    names = metadata.get("properties") or {}
-    return (
-        all((properties.get(key) or {}).get("type") == "string" for key in ("kind", "apiVersion"))
-        and metadata.get("type") == "object"
-        and all((names.get(key) or {}).get("type") == "string" for key in ("name", "generateName"))
-    )
+def signature(declared: cel_types.DeclType, names: frozenset[str] | None = None) -> Decl:
+    """A declared type as the checker's environment is keyed and built by. With ``names``,
+    objects keep only the fields so named: an expression can select no other, so it checks
+    the same against the smaller type."""
+    if declared.kind in ("list", "map"):
+        assert declared.elem is not None
+        return (declared.kind, signature(declared.elem, names))
+    if declared.kind != "object":
+        return (declared.kind,)
+    fields = []
+    for name in declared.field_names:
+        field = None if names is not None and name not in names else declared.field(name)
+        if field is not None:
+            fields.append((name, signature(field, names)))
+    return ("object", tuple(sorted(fields)))
 
 
 # Protobuf messages for object types -----------------------------------------------------------
@@ -362,7 +306,7 @@ def typed_environment(
     optional_old_self: bool = False,
     old_self: bool = True,
 ) -> TypedEnvironment:
-    """The environment rules of a node of ``self_type`` (:func:`decl_type`) compile in;
+    """The environment rules of a node of ``self_type`` (:func:`signature`) compile in;
     with ``optional_old_self``, ``oldSelf`` is ``optional_type(self)``; without ``old_self``,
     it is undeclared."""
     which = "optional" if optional_old_self else "required" if old_self else "none"
@@ -615,25 +559,21 @@ def site_verdicts(
     without a rule); None where CEL gives the node no type. Rules compile at
     ``kube_version``, those ``stored`` holds at its version; costs are estimated as the
     apiserver of ``server`` estimates them."""
-    self_type = _site_type(site)
-    if self_type is None:
+    declared = cel_types.declare(site.node, site.resource_root)
+    if declared is None:
         return None
-    decl = cel_types.declare(site.node, site.resource_root)
-    return [_verdict(raw, self_type, decl, kube_version, stored, server) for raw in site.rules]
-
-
-def _site_type(site: Site) -> Decl | None:
     texts = [
         str(raw.get(k) or "") for raw in site.rules if isinstance(raw, Mapping) for k in _TEXTS
     ]
     named = frozenset(name for text in texts for name in _IDENTIFIER.findall(text))
-    return decl_type(site.node, site.resource_root, named)
+    self_type = signature(declared, named)
+    return [_verdict(raw, self_type, declared, kube_version, stored, server) for raw in site.rules]
 
 
 def _verdict(
     raw: Any,
     self_type: Decl,
-    decl: cel_types.DeclType | None,
+    decl: cel_types.DeclType,
     kube_version: tuple[int, int],
     stored: Stored | None,
     server: minors.Minor,
@@ -642,7 +582,7 @@ def _verdict(
         return None
     versions = _versions(raw, kube_version, stored)
     compiled = _compiled_rule(_rule_fields(raw), self_type, versions)
-    estimated = None if decl is None else cel_cost.estimated(raw, decl, server)
+    estimated = cel_cost.estimated(raw, decl, server)
     return Verdict(compiled, estimated)
 
 
@@ -674,7 +614,7 @@ _VERDICTS: dict[tuple[Any, ...], Verdict] = {}
 def _read_verdicts(
     site: Site, kube_version: tuple[int, int], stored: Stored | None, server: minors.Minor
 ) -> list[Verdict | None] | None:
-    if not cel_reads.declared(site.node, site.resource_root):
+    if not cel_types.has_type(site.node, site.resource_root):
         return None
     rules = [_is_rule(raw) for raw in site.rules]
     keys = [
@@ -688,14 +628,13 @@ def _read_verdicts(
         for index, _ in missed:
             read.merge(cel_reads.rule_read(site.rules[index]).reach)
         cut = cel_reads.cut(site.node, read, site.resource_root)
-        cut_type = decl_type(cut, site.resource_root)
         cut_decl = cel_types.declare(cut, site.resource_root)
+        cut_type = None if cut_decl is None else signature(cut_decl)
         for index, key in missed:
-            raw = site.rules[index]
             found = (
                 None
-                if cut_type is None
-                else _verdict(raw, cut_type, cut_decl, kube_version, stored, server)
+                if cut_decl is None or cut_type is None
+                else _verdict(site.rules[index], cut_type, cut_decl, kube_version, stored, server)
             )
             if found is not None:
                 while len(_VERDICTS) >= _KEPT_VERDICTS:

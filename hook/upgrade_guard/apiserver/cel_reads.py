@@ -34,7 +34,7 @@ from upgrade_guard.schema import ADDITIONAL, ITEMS
 
 from . import cel_cost, cel_templates
 from .cel_ast import Expr
-from .cel_rules import escape
+from .cel_types import RESOURCE_FIELDS, embedded, escape, has_type, node_type
 
 _ROOTS = ("self", "oldSelf")
 _KIND_KEYWORDS = (
@@ -42,7 +42,6 @@ _KIND_KEYWORDS = (
     "x-kubernetes-embedded-resource",
     "x-kubernetes-preserve-unknown-fields",
 )
-_RESOURCE_FIELDS = ("kind", "apiVersion", "metadata")
 _PRESENT = {"type": "boolean"}
 
 
@@ -253,14 +252,14 @@ def cut(
     if (
         read.whole
         or node.get("x-kubernetes-int-or-string") is True
-        or (node.get("type") or ("object" if resource_root else None)) != "object"
+        or node_type(node, resource_root) != "object"
         or isinstance(additional, dict)
     ):
         return dict(node)
     properties = node.get("properties") or {}
     kept: dict[str, Any] = {}
     if resource_root:
-        for field_name in _RESOURCE_FIELDS:
+        for field_name in RESOURCE_FIELDS:
             if isinstance(properties.get(field_name), dict):
                 kept[field_name] = properties[field_name]
     for cel_name, below in read.fields.items():
@@ -269,45 +268,22 @@ def cut(
             continue
         child = properties[name]
         if not below.present_only:
-            embedded = child.get("x-kubernetes-embedded-resource") is True
-            kept[name] = cut(child, below, embedded, aliases)
+            kept[name] = cut(child, below, embedded(child), aliases)
         else:
             key = name if aliases is None else aliases[cel_name]
-            kept[key] = _PRESENT if declared(child) else child
+            kept[key] = _PRESENT if has_type(child) else child
     shape = {key: node[key] for key in _KIND_KEYWORDS if key in node}
     return {**shape, "properties": kept}
 
 
 def _property(properties: Mapping[str, Any], cel_name: str) -> str | None:
     """The property CEL names ``cel_name``, if it is a schema node."""
-    if isinstance(properties.get(cel_name), dict) and _escaped(cel_name) == cel_name:
+    if isinstance(properties.get(cel_name), dict) and escape(cel_name) == cel_name:
         return cel_name
     for name, child in properties.items():
-        if isinstance(child, dict) and _escaped(name) == cel_name:
+        if isinstance(child, dict) and escape(name) == cel_name:
             return name
     return None
-
-
-_escaped = lru_cache(maxsize=65536)(escape)
-
-
-def declared(node: Mapping[str, Any], resource_root: bool = False) -> bool:
-    """Whether CEL gives ``node`` a type (:func:`cel_compile.decl_type` is not None): a
-    node without one is no field of its object, and rules on it are refused."""
-    while node.get("x-kubernetes-int-or-string") is not True:
-        kind = node.get("type") or ("object" if resource_root else None)
-        if kind == "array":
-            below = node.get("items")
-        elif kind == "object":
-            below = node.get("additionalProperties")
-            if not isinstance(below, dict):
-                return True
-        else:
-            return kind in ("string", "integer", "number", "boolean")
-        if not isinstance(below, dict):
-            return False
-        node, resource_root = below, _embedded(below)
-    return True
 
 
 # The nodes holding rules -----------------------------------------------------------------------
@@ -386,7 +362,7 @@ def sites(
         children: list[tuple[tuple[Any, ...], Mapping[str, Any], bool, Any, int | None, bool]] = []
         if isinstance(properties, dict):
             children.extend(
-                ((*parts, name), child, _embedded(child), uncorrelatable, below, whole)
+                ((*parts, name), child, embedded(child), uncorrelatable, below, whole)
                 for name, child in properties.items()
                 if isinstance(child, dict) and (names is None or str(name) in names)
             )
@@ -395,7 +371,7 @@ def sites(
                 (
                     (*parts, ADDITIONAL),
                     additional,
-                    _embedded(additional),
+                    embedded(additional),
                     uncorrelatable,
                     below,
                     whole,
@@ -405,12 +381,8 @@ def sites(
             list_above = uncorrelatable
             if list_above is None and node.get("x-kubernetes-list-type") != "map":
                 list_above = parts
-            children.append(((*parts, ITEMS), items, _embedded(items), list_above, below, whole))
+            children.append(((*parts, ITEMS), items, embedded(items), list_above, below, whole))
         if names is not None:
             children = [(*child[:5], tuple(map(str, child[0])) in starts) for child in children]
         stack.extend(reversed(children))
     return found
-
-
-def _embedded(node: Mapping[str, Any]) -> bool:
-    return node.get("x-kubernetes-embedded-resource") is True

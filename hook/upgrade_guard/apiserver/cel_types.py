@@ -92,7 +92,8 @@ def with_type_and_object_meta(node: Mapping[str, Any]) -> Mapping[str, Any]:
     }
 
 
-def _kind(node: Mapping[str, Any], resource_root: bool) -> Any:
+def node_type(node: Mapping[str, Any], resource_root: bool = False) -> Any:
+    """A node's type; a resource root without one is taken as an object."""
     kind = node.get("type")
     return kind or "object" if resource_root else kind
 
@@ -101,7 +102,7 @@ def has_type(node: Mapping[str, Any], resource_root: bool = False) -> bool:
     """Whether CEL gives ``node`` a type (:func:`declare` is not None), told without
     declaring it: a node without one is no field of its object, and rules on it are refused."""
     while node.get("x-kubernetes-int-or-string") is not True:
-        kind = _kind(node, resource_root)
+        kind = node_type(node, resource_root)
         if kind == "array":
             below = node.get("items")
         elif kind == "object":
@@ -202,7 +203,7 @@ def declare(node: Mapping[str, Any] | None, resource_root: bool = False) -> Decl
         max_length = node.get("maxLength")
         room = string_room if max_length is None else non_negative(max_length) * 4
         return DeclType("dyn", room, 1)
-    kind = _kind(node, resource_root)
+    kind = node_type(node, resource_root)
     if resource_root:
         node = with_type_and_object_meta(node)
     if kind == "array":
