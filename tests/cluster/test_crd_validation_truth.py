@@ -44,7 +44,7 @@ from typer.testing import CliRunner
 
 from corpus import CORPUS, require_corpus
 from testenv import MINORS, NEWEST_MINOR, OLDEST_MINOR, Cluster, KubeError
-from upgrade_guard.apiserver.cel_rules import escape
+from upgrade_guard.apiserver.cel_types import escape
 from upgrade_guard.cli import app
 from upgrade_guard.load.documents import load_documents
 

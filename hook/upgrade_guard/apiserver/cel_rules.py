@@ -2,10 +2,10 @@
 (apiextensions-apiserver ``pkg/apiserver/schema/cel/validation.go``), on the CEL C++
 runtime (cel-expr-python) with the Kubernetes libraries of :mod:`cel_library`.
 
-``self`` is typed by the schema as Kubernetes types it: integers, doubles for ``number``,
-timestamps for ``date``/``date-time``, durations, bytes for ``byte``; only declared
-properties are visible, under Kubernetes' escaped names; at the root and in embedded
-resources ``apiVersion``, ``kind`` and ``metadata.name``/``generateName``.
+``self`` is typed by the schema as Kubernetes types it (:mod:`cel_types`): integers, doubles
+for ``number``, timestamps for ``date``/``date-time``, durations, bytes for ``byte``; only
+declared properties are visible, under their escaped names, at the root and in embedded
+resources with ``apiVersion``, ``kind`` and ``metadata`` as the apiserver puts them in.
 
 Ratcheting (1.30+): a failing rule on a node whose value pairs with an equal old value
 (or, where the node does not pair, whose nearest paired ancestor is equal) does not
@@ -26,17 +26,10 @@ from cel_expr_python import cel  # type: ignore[import-untyped]
 from cel_expr_python.ext import ext_optional, ext_strings  # type: ignore[import-untyped]
 
 from . import cel_library, cel_source, formats, values
+from .cel_types import embedded, escape, with_type_and_object_meta
 from .correlation import Correlation, old_map_list_item
 from .violations import NotEvaluated, Violation
 
-_RESERVED = frozenset(
-    {
-        *("true", "false", "null", "in", "as", "break", "const", "continue", "else", "for"),
-        *("function", "if", "import", "let", "loop", "package", "namespace", "return"),
-        *("var", "void", "while"),
-    }
-)
-_ESCAPABLE = re.compile(r"^[a-zA-Z_.\-/][a-zA-Z0-9_.\-/]*$")
 _OLD_SELF = re.compile(r"\boldSelf\b")
 _GO_DURATION_PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|μs|ms|s|m|h)")
 _UNIT_SECONDS = {
@@ -49,21 +42,6 @@ _UNIT_SECONDS = {
     "m": 60,
     "h": 3600,
 }
-
-
-@cache
-def escape(name: str) -> str | None:
-    """The CEL name of a property, or None when CEL cannot name it."""
-    if name in _RESERVED:
-        return f"__{name}__"
-    if not _ESCAPABLE.match(name):
-        return None
-    return (
-        name.replace("__", "__underscores__")
-        .replace(".", "__dot__")
-        .replace("-", "__dash__")
-        .replace("/", "__slash__")
-    )
 
 
 @cache
@@ -191,16 +169,10 @@ def to_cel(
             return _convertible({k: (v, additional) for k, v in value.items()}, dropped)
         if not properties and schema.get("x-kubernetes-preserve-unknown-fields"):
             return value
+        if root or embedded(schema):
+            properties = with_type_and_object_meta(schema)["properties"]
         named = {escape(k): (v, properties[k]) for k, v in value.items() if k in properties}
-        converted = _convertible({k: v for k, v in named.items() if k is not None}, dropped)
-        if root or schema.get("x-kubernetes-embedded-resource"):
-            for key in ("apiVersion", "kind"):
-                if key in value and key not in properties:
-                    converted[key] = value[key]
-            meta = value.get("metadata")
-            if isinstance(meta, dict):
-                converted["metadata"] = {k: meta[k] for k in ("name", "generateName") if k in meta}
-        return converted
+        return _convertible({k: v for k, v in named.items() if k is not None}, dropped)
     if isinstance(value, list):
         items = values.item_schema(schema)
         return [to_cel(item, items, dropped=dropped) for item in value]
