@@ -97,6 +97,36 @@ _RAW_LINE_BREAK = {
     "x-kubernetes-validations": [{"rule": "self == r'''a\\\r\nb'''", "message": "m"}],
 }
 
+# An embedded resource that declares its metadata whole (name and generateName as strings):
+# rules see the metadata it declares, labels too (apiserver UnstructuredToVal keeps it as
+# WithTypeAndObjectMeta does).
+_LABELLED = {
+    "type": "object",
+    "x-kubernetes-embedded-resource": True,
+    "properties": {
+        "apiVersion": {"type": "string"},
+        "kind": {"type": "string"},
+        "metadata": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string"},
+                "generateName": {"type": "string"},
+                "labels": {"type": "object", "additionalProperties": {"type": "string"}},
+            },
+        },
+    },
+    "x-kubernetes-validations": [{"rule": "self.metadata.labels.tier == 'web'"}],
+}
+
+
+def _labelled(tier: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {"name": "n", "labels": {"tier": tier}},
+    }
+
+
 _VALUE_SEMANTICS = (
     _created(
         "re2-dollar-before-final-newline",
@@ -268,6 +298,21 @@ _VALUE_SEMANTICS = (
         "raw-string-line-break-kept",
         _RAW_LINE_BREAK,
         "a\\\r\nb",
+        True,
+        "the refused side of the row above",
+    ),
+    _created(
+        "embedded-resource-metadata-declared-whole",
+        _LABELLED,
+        _labelled("web"),
+        False,
+        "a rule reads the labels an embedded resource declares: the validator showed it"
+        " metadata's name and generateName alone, so the rule failed to evaluate",
+    ),
+    _created(
+        "embedded-resource-metadata-declared-whole-refused",
+        _LABELLED,
+        _labelled("db"),
         True,
         "the refused side of the row above",
     ),
