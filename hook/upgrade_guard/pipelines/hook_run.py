@@ -160,17 +160,10 @@ def run(request: Request, api: Api) -> Judged | Undecided:
 
     prepared = request.prepared
     chosen, subject, admin = prepared.policy, prepared.subject, prepared.admin
-    # The verdict where the cluster cannot be read: the pairing of chart and images alone,
-    # no schema compared, so no declared break or acceptance is used or unused.
-    paired = judge(hook_checks.changes(subject), replace(chosen, declared_breaks=()), admin)
-    unused = acceptance_unused.RULE.code
-    paired = replace(paired, findings=tuple(f for f in paired.findings if f.code != unused))
     try:
         operation = _operation(api, request.release)
     except ClusterError as error:
-        if not paired.safe:
-            return Judged(paired, request.phase, len(prepared.bundled or {}), unread=str(error))
-        return Undecided(str(error))
+        return _unread(prepared, request.phase, len(prepared.bundled or {}), str(error))
     named = f"pre-{operation.pending.operation}" if operation else request.phase
     # The CRDs this release applies: the pending record's under Helm, else the bundle's.
     chart = operation.pending.crds(normalize=True) if operation else prepared.bundled
@@ -245,9 +238,7 @@ def run(request: Request, api: Api) -> Judged | Undecided:
         if note is not None:
             outcome = replace(outcome, facts=(*outcome.facts, ("note", note)))
     except ClusterError as error:
-        if not paired.safe:
-            return Judged(paired, named, len(chart), unread=str(error))
-        return Undecided(str(error))
+        return _unread(prepared, named, len(chart), str(error))
     major, minor = cluster.server_version
     read = (
         f"read {len(live_crds)} live of {len(chart)} chart CRDs from Kubernetes"
@@ -257,6 +248,19 @@ def run(request: Request, api: Api) -> Judged | Undecided:
     if request.in_helm and operation is not None and not outcome.safe:
         way_out = _rollback_way_out(operation, _namespace(request.release))
     return Judged(outcome, named, len(chart), read, way_out)
+
+
+def _unread(prepared: Prepared, phase: str, checked: int, error: str) -> Judged | Undecided:
+    """The verdict where the cluster cannot be read: the pairing of chart and images alone
+    refuses (no schema compared, so no declared break or acceptance is used or unused), or
+    nothing can be decided."""
+    chosen = replace(prepared.policy, declared_breaks=())
+    paired = judge(hook_checks.changes(prepared.subject), chosen, prepared.admin)
+    unused = acceptance_unused.RULE.code
+    paired = replace(paired, findings=tuple(f for f in paired.findings if f.code != unused))
+    if not paired.safe:
+        return Judged(paired, phase, checked, unread=error)
+    return Undecided(error)
 
 
 def _operation(api: Api, release: RecordsAt | Rendered | None) -> Operation | None:
