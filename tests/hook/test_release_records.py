@@ -60,6 +60,30 @@ def test_decode_keeps_manifest_status_chart_and_hooks_never_values() -> None:
     assert record.guard_policy is None
 
 
+ROLE = "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata: {name: op}\n"
+
+
+def test_a_record_is_read_once_for_its_crds_and_its_roles(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The plugin and the pipeline each ask a record for its CRDs and its roles: one
+    reading of the manifest answers both, each asking getting its own dict."""
+    from upgrade_guard.load import helm_record
+
+    manifest = MANIFEST.format(crd=json.dumps(crd())) + ROLE
+    record = decode("sh.helm.release.v1.rel.v3", secret(3, "pending-upgrade", manifest))
+    reads = []
+    real = helm_record.documents_of
+    monkeypatch.setattr(helm_record, "documents_of", lambda *a: reads.append(a) or real(*a))
+    first = record.crds(normalize=True)
+    first.clear()
+    assert list(record.crds(normalize=True)) == [crd()["metadata"]["name"]]
+    assert list(record.manifests().roles) == ["ClusterRole op"]
+    assert len(reads) == 1
+    assert list(record.crds()) == [crd()["metadata"]["name"]]  # as applied: read again
+    assert len(reads) == 2
+
+
 GUARD_CONFIGMAP = r"""apiVersion: v1
 kind: ConfigMap
 metadata: {{name: {name}}}

@@ -22,13 +22,13 @@ import gzip
 import json
 import zlib
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from upgrade_guard.crd import Crd
 from upgrade_guard.load.crds import crds_from
 from upgrade_guard.load.documents import GZIP_MAGIC, LoadError, documents_of
-from upgrade_guard.load.rendered import manifests_from
+from upgrade_guard.load.rendered import Item, manifests_of, noting_manifests
 from upgrade_guard.manifests import Manifests
 
 PENDING = {
@@ -58,22 +58,37 @@ class Record:
     chart_annotations: Mapping[str, str]
     hooks: tuple[str, ...]  # KIND/NAME of each hook
     guard_policy: Any = None  # the policy document the release's guard ran with, if any
+    # The manifest as read, by ``normalize``: its CRDs and its roles and webhook
+    # configurations, noted in the same pass (a record is large; the plugin and the
+    # pipeline each ask for both).
+    _read: dict[bool, tuple[dict[str, Crd], list[Item]]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
 
     @property
     def operation(self) -> str | None:
         """install, upgrade or rollback while the record is pending."""
         return PENDING.get(self.status)
 
+    def _contents(self, normalize: bool) -> tuple[dict[str, Crd], list[Item]]:
+        if normalize not in self._read:
+            items: list[Item] = []
+            documents = documents_of(f"release record {self.name}", self.manifest.encode())
+            crds = crds_from(
+                noting_manifests(documents, items), validate=False, normalize=normalize
+            )
+            self._read[normalize] = crds, items
+        return self._read[normalize]
+
     def crds(self, *, normalize: bool = False) -> dict[str, Crd]:
         """The CustomResourceDefinitions the manifest applies, by name (``normalize``: as
         ``crds_from``)."""
-        documents = documents_of(f"release record {self.name}", self.manifest.encode())
-        return crds_from(documents, validate=False, normalize=normalize)
+        return dict(self._contents(normalize)[0])
 
     def manifests(self) -> Manifests:
         """The roles and webhook configurations the manifest applies."""
-        data = self.manifest.encode()
-        return manifests_from(documents_of(f"release record {self.name}", data))
+        read = next(iter(self._read.values()), None) or self._contents(False)
+        return manifests_of(read[1])
 
 
 def body_of(name: str, secret: Any) -> Mapping[str, Any]:
