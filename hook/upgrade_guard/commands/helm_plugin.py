@@ -70,23 +70,42 @@ class HelmOperation(enum.StrEnum):
     crds = "crds"
 
 
+class _Helm:
+    """helm, running: ``output()`` is its standard output; on failure its own message, then
+    exit 2 (3 when it could not reach or read the cluster). Its output is never shown: it
+    holds the values."""
+
+    def __init__(self, *args: str) -> None:
+        self.args = args
+        binary = os.environ.get("HELM_BIN") or "helm"
+        try:
+            self.process = subprocess.Popen(
+                [binary, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        except OSError as error:
+            options.fail(ExitCode.BAD_INPUT, f"cannot run {binary}: {error.strerror}")
+
+    def output(self) -> str:
+        stdout, stderr = self.process.communicate()
+        if self.process.returncode != 0:
+            sys.stderr.write(stderr)
+            unreadable = any(sign in stderr.lower() for sign in _UNREADABLE)
+            options.fail(
+                ExitCode.CLUSTER_UNREACHABLE if unreadable else ExitCode.BAD_INPUT,
+                f"helm {self.args[0]} failed (exit {self.process.returncode}), as above"
+                + _render_hint(self.args, stderr),
+            )
+        return stdout
+
+    def stop(self) -> None:
+        """Ended, where the run ended before its output was read."""
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.communicate()
+
+
 def _helm(*args: str) -> str:
-    """helm's standard output; on failure its own message, then exit 2 (3 when it could not
-    reach or read the cluster). Its output is never shown: it holds the values."""
-    binary = os.environ.get("HELM_BIN") or "helm"
-    try:
-        done = subprocess.run([binary, *args], capture_output=True, text=True, check=False)
-    except OSError as error:
-        options.fail(ExitCode.BAD_INPUT, f"cannot run {binary}: {error.strerror}")
-    if done.returncode != 0:
-        sys.stderr.write(done.stderr)
-        unreadable = any(sign in done.stderr.lower() for sign in _UNREADABLE)
-        options.fail(
-            ExitCode.CLUSTER_UNREACHABLE if unreadable else ExitCode.BAD_INPUT,
-            f"helm {args[0]} failed (exit {done.returncode}), as above"
-            + _render_hint(args, done.stderr),
-        )
-    return done.stdout
+    return _Helm(*args).output()
 
 
 def _render_hint(args: tuple[str, ...], stderr: str) -> str:
@@ -229,6 +248,13 @@ def helm_guard(
             )
     if run and operation is HelmOperation.crds:
         raise options.UsageProblem("--run: the crds/ are applied with kubectl, not helm")
+    # helm renders first (on cert-manager a second or more): the cluster client is imported
+    # meanwhile.
+    render = (
+        _Helm(operation, *args, "--dry-run=server", "--output", "json")
+        if operation in (HelmOperation.install, HelmOperation.upgrade)
+        else None
+    )
     reach = hook.Reach(
         kubeconfig=None,
         context=os.environ.get("HELM_KUBECONTEXT") or None,
@@ -240,11 +266,15 @@ def helm_guard(
     )
     from upgrade_guard.cluster.client import Api
 
-    with (
-        tempfile.TemporaryDirectory(prefix="helm-guard-") as scratch,
-        Api(reach.kubeconfig, reach.context, reach.deadline) as api,
-    ):
-        code = _check(operation, args, policy, accept or [], reach, api, Path(scratch))
+    try:
+        with (
+            tempfile.TemporaryDirectory(prefix="helm-guard-") as scratch,
+            Api(reach.kubeconfig, reach.context, reach.deadline) as api,
+        ):
+            code = _check(operation, args, render, policy, accept or [], reach, api, Path(scratch))
+    finally:
+        if render is not None:
+            render.stop()
     if code != ExitCode.SAFE or not run:
         raise typer.Exit(int(code))
     typer.echo(f"helm guard: passed; running helm {operation}", err=True)
@@ -255,13 +285,15 @@ def helm_guard(
 def _check(
     operation: HelmOperation,
     args: list[str],
+    render: _Helm | None,
     policy: str | None,
     accept: list[str],
     reach: hook.Reach,
     api: Api,
     scratch: Path,
 ) -> ExitCode:
-    """The checks, reported, every cluster read through the one session ``api``."""
+    """The checks, reported, every cluster read through the one session ``api``; ``render``:
+    helm's dry run of an install or upgrade, started."""
     if operation is HelmOperation.crds:
         return _check_crds(args, policy, accept, reach, api, scratch)
     restores = None
@@ -269,9 +301,8 @@ def _check(
         pending, current, body = _rollback(args, api)
         restores = _revision_of(body)
     else:
-        body = _release_json(
-            _helm(operation, *args, "--dry-run=server", "--output", "json"), operation
-        )
+        assert render is not None  # started by helm_guard for install and upgrade
+        body = _release_json(render.output(), operation)
         pending = record_of(record_name(str(body.get("name")), int(body.get("version", 0))), body)
         if pending.operation is None:
             raise LoadError(f"helm {operation} --dry-run: the release is {pending.status}")
