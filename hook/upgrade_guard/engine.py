@@ -16,12 +16,13 @@ from dataclasses import dataclass, replace
 from itertools import combinations
 
 from upgrade_guard import rules, schema
+from upgrade_guard.apiserver import minors, witness
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Outcome
+from upgrade_guard.findings import Change, Outcome, Severity
 from upgrade_guard.judging import Changes, Context, Placed, judge, run
 from upgrade_guard.policy import DEFAULT_POLICY, Policy
+from upgrade_guard.rules import served_version_removed, unclassified_change
 from upgrade_guard.rules import served_versions_incompatible as served_pairs
-from upgrade_guard.rules import unclassified_change
 from upgrade_guard.rules.kinds import (
     CrdRule,
     CrdSetCheck,
@@ -115,7 +116,10 @@ def _raw(
 def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
     old, new = pair.old, pair.new
     for crd_rule in _CRD_RULES:
-        yield from _raw(crd_rule, new.name, None, None, crd_rule.compare(pair))
+        found = crd_rule.compare(pair)
+        if crd_rule.code == served_version_removed.RULE.code:
+            found = (_unserved_witnessed(old, change) for change in found)
+        yield from _raw(crd_rule, new.name, None, None, found)
     in_spec = unclassified_change.in_spec(pair, _HANDLED_SPEC_FIELDS)
     yield from _raw(unclassified_change.RULE, new.name, None, None, in_spec)
     for version in pair.versions():
@@ -126,13 +130,48 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
         in_version = unclassified_change.in_version(version, _HANDLED_VERSION_FIELDS)
         yield from _raw(unclassified_change.RULE, new.name, version.name, None, in_version)
         status = "status" in (version.new.get("subresources") or {})
-        for found in schema_changes(old.schema_of(version.name), new.schema_of(version.name)):
+        old_schema, new_schema = old.schema_of(version.name), new.schema_of(version.name)
+        builder: witness.Builder | None = None
+        for found in schema_changes(old_schema, new_schema):
             change = found.change
             if status and change.ratchetable and _checked_by_status_writes(found):
                 change = replace(change, status_written=True)
+            if _may_refuse(found):
+                builder = builder or witness.Builder(old_schema, new_schema, minors.NEWEST)
+                target = witness.Target(
+                    *_group_kind(new), version.name, found.path, found.rule.code, *_said(change)
+                )
+                change = replace(change, witness=builder.witness(target))
             yield Placed(found.rule, new.name, version.name, found.path, change, found.node)
     if new.conversion_strategy == "None":
         yield from _served_pair_changes(old, new)
+
+
+def _may_refuse(found: SchemaChange) -> bool:
+    """Whether a property rule's change can end as an error: only those get a witness."""
+    severity = found.change.severity or found.rule.severity
+    return isinstance(found.rule, PropertyRule) and severity is Severity.ERROR
+
+
+def _group_kind(crd: Crd) -> tuple[str, str]:
+    return str(crd.spec.get("group") or ""), str(crd.names.get("kind") or "")
+
+
+def _said(change: Change) -> tuple[object, object]:
+    return change.old, change.new
+
+
+def _unserved_witnessed(old: Crd, change: Change) -> Change:
+    """UG105's change with its witness: an object stored at the version no longer served,
+    which a GET at that version can no longer reach."""
+    gone = change.old if isinstance(change.old, str) else None
+    if gone is None or gone not in old.versions or change.severity not in (None, Severity.ERROR):
+        return change
+    group, kind = _group_kind(old)
+    stored = witness.minimal(old.schema_of(gone), group, kind, gone, minors.NEWEST)
+    if stored is None:
+        return change
+    return replace(change, witness=witness.unreachable(gone, stored))
 
 
 def _checked_by_status_writes(found: SchemaChange) -> bool:

@@ -38,6 +38,38 @@ class ExitCode(enum.IntEnum):
 
 
 @dataclass(frozen=True)
+class Witness:
+    """An object the apiserver refuses or reads back changed under the new CRD while the old
+    one accepts it (docs/reports.md, "witness"), made from the schemas alone: safe to print.
+
+    ``stored`` is written (CREATE) at ``version`` while the old CRD is live; after the new
+    CRD is applied, ``operation`` is a CREATE of a copy of it (``create``), an UPDATE of it
+    to ``object`` (``update``), a GET returning ``read_back`` (``read``), or applying the
+    new CRD itself (``apply-crd``). ``apiserver`` is what happens ("refuses", "reads back
+    changed"), ``message`` a fragment of the apiserver's answer (for a read, the patch from
+    stored to read_back as text)."""
+
+    version: str
+    operation: str
+    stored: Mapping[str, Any]
+    apiserver: str
+    message: str
+    object: Mapping[str, Any] | None = None
+    read_back: Mapping[str, Any] | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "operation": self.operation,
+            "stored": self.stored,
+            "object": self.object,
+            "apiserver": self.apiserver,
+            "message": self.message,
+            "read_back": self.read_back,
+        }
+
+
+@dataclass(frozen=True)
 class Change:
     """What a rule reports before the engine knows its CRD, version and final severity.
 
@@ -51,6 +83,8 @@ class Change:
     setting for the rule still applies to every change. ``notes``: what the finding says
     besides its message. ``excused``: the check's own way out that applies (a lifecycle
     break declared for the release, a restart record), used where no declared break is.
+    ``witness``: an object the apiserver refuses or reads back changed for this change
+    (None where none was built, or none was looked for).
     """
 
     path: tuple[str, ...] | None
@@ -63,6 +97,7 @@ class Change:
     severity: Severity | None = None
     notes: tuple[str, ...] = ()
     excused: str | None = None
+    witness: Witness | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +117,10 @@ class Finding:
     excused: str | None = None
     notes: tuple[str, ...] = ()
     location: tuple[str, int] | None = None  # (file, line) in the new CRD file, when known
+    # An error of a CRD rule: True with the witness that shows its harm, False where none
+    # could be built (it stays an error, counted unproven); None for any other finding.
+    witness: Witness | None = None
+    proven: bool | None = None
 
     @property
     def refuses(self) -> bool:

@@ -26,6 +26,8 @@ from upgrade_guard.rules.kinds import Rule, Subject, SubjectCheck
 from upgrade_guard.subjects import stamped
 
 RATCHETING_SINCE = (1, 30)
+# The CRD rules (the schema comparison's): their errors carry a witness, or are unproven.
+_CRD_RULE_CODES = ("UG1", "UG2")
 
 
 @dataclass(frozen=True)
@@ -305,6 +307,12 @@ def _finding(item: Placed, policy: Policy, kube_version: tuple[int, int] | None)
         old=item.change.old,
         new=item.change.new,
         notes=(*item.change.notes, *notes),
+        witness=item.change.witness if severity is Severity.ERROR else None,
+        proven=(
+            item.change.witness is not None
+            if severity is Severity.ERROR and item.rule.code.startswith(_CRD_RULE_CODES)
+            else None
+        ),
     )
 
 

@@ -55,6 +55,7 @@ def diff(
         ),
     ] = None,
     output: options.OutputOption = options.TEXT,
+    witnesses: options.WitnessesOption = False,
     max_bytes: options.MaxBytesOption = DEFAULT_MAX_BYTES,
     declare_breaks: Annotated[
         bool,
@@ -99,7 +100,7 @@ def diff(
         from upgrade_guard.load import locations  # (a YAML reader that keeps lines)
 
         outcome = replace(outcome, findings=locations.located(outcome.findings, after))
-    options.write_report(outcome, output)
+    options.write_report(outcome, output, witnesses)
     if declare_breaks:
         _declare_breaks(outcome, policy, release)
     raise typer.Exit(int(outcome.exit_code))

@@ -7,6 +7,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from functools import wraps
 from pathlib import Path
 from typing import Annotated, NoReturn, ParamSpec, TypeVar
@@ -42,6 +43,14 @@ PolicyOption = Annotated[
 ]
 TEXT = Output("text")
 OutputOption = Annotated[Output, typer.Option(metavar="FORMAT", help=f"{', '.join(REPORTERS)}.")]
+WitnessesOption = Annotated[
+    bool,
+    typer.Option(
+        "--witnesses",
+        help="Show each error's witness in the text report: an object the old CRD accepts"
+        " that the new one refuses or reads back changed (--output json always carries it).",
+    ),
+]
 MaxBytesOption = Annotated[
     int, typer.Option(metavar="N", help="Refuse more input than this per side.")
 ]
@@ -125,8 +134,8 @@ def terminal() -> Terminal:
     return Terminal()
 
 
-def write_report(outcome: Outcome, output: str) -> None:
-    sys.stdout.write(REPORTERS[output](outcome, terminal()))
+def write_report(outcome: Outcome, output: str, witnesses: bool = False) -> None:
+    sys.stdout.write(REPORTERS[output](outcome, replace(terminal(), witnesses=witnesses)))
     summary_file = os.environ.get("GITHUB_STEP_SUMMARY")
     if output == "github" and summary_file:
         write_step_summary(Path(summary_file), REPORTERS["markdown"](outcome))

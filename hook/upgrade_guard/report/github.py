@@ -6,7 +6,7 @@ from __future__ import annotations
 from upgrade_guard.findings import Finding, Outcome, Severity
 from upgrade_guard.report import grouping
 from upgrade_guard.report.grouping import Group
-from upgrade_guard.report.json_report import summary
+from upgrade_guard.report.json_report import tally
 from upgrade_guard.report.terminal import PLAIN, Terminal
 
 _COMMANDS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
@@ -52,6 +52,6 @@ def render(outcome: Outcome, terminal: Terminal = PLAIN) -> str:
     lines = [_group_annotation(group) for group in groups]
     lines += [_annotation(finding) for finding in singles]
     lines += [f"{label}: {fact}" for label, fact in outcome.facts]
-    counts = ", ".join(f"{n} {kind}" for kind, n in summary(outcome).items())
+    counts = tally(outcome)
     lines.append(f"upgrade-guard: {outcome.verdict} ({counts}; policy: {outcome.policy})")
     return "\n".join(lines) + "\n"

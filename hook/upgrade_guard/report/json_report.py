@@ -5,7 +5,8 @@ report_schema.py (``upgrade-guard schema report``), described in docs/reports.md
 count, its CRDs and its first places ("crd version path"); every finding stays in
 ``findings``. ``history`` is what verify-history compared, null for the other commands.
 Every key is always present; version and path are null for CRD-level findings, reason is
-null unless the finding is excused.
+null unless the finding is excused. ``proven`` and ``witness``: /work/team/WITNESS.md's
+contract, described in docs/reports.md.
 """
 
 from __future__ import annotations
@@ -34,18 +35,30 @@ def finding_as_dict(finding: Finding) -> dict[str, Any]:
         "notes": list(finding.notes),
         "old": finding.old,
         "new": finding.new,
+        "proven": finding.proven,
+        "witness": None if finding.witness is None else finding.witness.as_dict(),
     }
 
 
 def summary(outcome: Outcome) -> dict[str, int]:
     counts = {str(severity): 0 for severity in sorted(Severity, reverse=True)}
     counts["excused"] = 0
+    counts["unproven"] = 0
     for finding in outcome.findings:
         if finding.excused is None:
             counts[str(finding.severity)] += 1
         else:
             counts["excused"] += 1
+        if finding.proven is False:
+            counts["unproven"] += 1
     return counts
+
+
+def tally(outcome: Outcome) -> str:
+    """The summary as the reports for people say it: unproven only where some are."""
+    return ", ".join(
+        f"{n} {kind}" for kind, n in summary(outcome).items() if n or kind != "unproven"
+    )
 
 
 def group_as_dict(group: Group) -> dict[str, Any]:

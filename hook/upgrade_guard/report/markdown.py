@@ -8,7 +8,7 @@ from itertools import groupby
 from upgrade_guard.findings import Finding, Outcome
 from upgrade_guard.report import grouping
 from upgrade_guard.report.grouping import Group
-from upgrade_guard.report.json_report import summary
+from upgrade_guard.report.json_report import tally
 from upgrade_guard.report.terminal import PLAIN, Terminal
 
 FIRST_CRDS = 5
@@ -52,9 +52,8 @@ def _group_row(group: Group) -> str:
 
 
 def render(outcome: Outcome, terminal: Terminal = PLAIN) -> str:
-    counts = summary(outcome)
     verdict = "**upgrade-guard: safe**" if outcome.safe else "**upgrade-guard: unsafe**"
-    lines = [f"{verdict} — " + ", ".join(f"{n} {kind}" for kind, n in counts.items()), ""]
+    lines = [f"{verdict} — {tally(outcome)}", ""]
     lines += [f"Policy: `{outcome.policy}`", ""]
     if outcome.facts:
         lines += [f"- {label}: {_cell(fact)}" for label, fact in outcome.facts] + [""]

@@ -36,6 +36,25 @@ _EXCUSE = {
     "excused": {"type": "boolean"},
     "reason": {**_TEXT_OR_NULL, "description": "the declared break's reason, when excused"},
 }
+_OBJECT_OR_NULL: dict[str, Any] = {"type": ["object", "null"]}
+_WITNESS = _object(
+    {
+        "version": {**_TEXT, "description": "the CRD version it is written and operated at"},
+        "operation": {"enum": ["create", "update", "read", "apply-crd"]},
+        "stored": {
+            "type": "object",
+            "description": "the object written (CREATE) while the old CRD is live",
+        },
+        "object": {**_OBJECT_OR_NULL, "description": "the UPDATE's body; null otherwise"},
+        "apiserver": {"enum": ["refuses", "reads back changed"]},
+        "message": {
+            **_TEXT,
+            "description": "a fragment of the apiserver's refusal, or the read's patch as text",
+        },
+        "read_back": {**_OBJECT_OR_NULL, "description": "what a GET returns, for a read"},
+    },
+    "an object the old CRD accepts that the new one refuses or reads back changed",
+)
 _FINDING = _object(
     {
         **_JUDGED,
@@ -50,6 +69,12 @@ _FINDING = _object(
         "notes": {"type": "array", "items": _TEXT},
         "old": _ANY,
         "new": _ANY,
+        "proven": {
+            "type": ["boolean", "null"],
+            "description": "for an error of a CRD rule (UG1xx, UG2xx): whether it carries a"
+            " witness; null for any other finding",
+        },
+        "witness": {"oneOf": [{"type": "null"}, _WITNESS]},
     },
     "one finding",
 )
@@ -113,8 +138,15 @@ REPORT_SCHEMA: dict[str, Any] = {
             "verdict": {"enum": ["safe", "unsafe"]},
             "policy": {**_TEXT, "description": 'the policy file, or "none (built-in defaults)"'},
             "summary": _object(
-                {"error": _COUNT, "warning": _COUNT, "info": _COUNT, "excused": _COUNT},
-                "findings by severity, excused ones apart",
+                {
+                    "error": _COUNT,
+                    "warning": _COUNT,
+                    "info": _COUNT,
+                    "excused": _COUNT,
+                    "unproven": _COUNT,
+                },
+                "findings by severity, excused ones apart; unproven: errors of CRD rules"
+                " without a witness (excused ones included)",
             ),
             "history": {
                 "oneOf": [{"type": "null"}, _HISTORY],

@@ -6,16 +6,17 @@ whole and copyable."""
 from __future__ import annotations
 
 import io
+import json
 from itertools import groupby
 
 from rich.console import Console, RenderableType
 from rich.padding import Padding
 from rich.text import Text
 
-from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.findings import Finding, Outcome, Severity, Witness
 from upgrade_guard.report import grouping
 from upgrade_guard.report.grouping import Group
-from upgrade_guard.report.json_report import summary
+from upgrade_guard.report.json_report import tally
 from upgrade_guard.report.terminal import PLAIN, Terminal
 
 _STYLES = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -25,7 +26,38 @@ def _indented(text: str, style: str = "") -> Padding:
     return Padding(Text(text, style=style), (0, 0, 0, 10), expand=False)
 
 
-def _finding_lines(finding: Finding) -> list[RenderableType]:
+_UNPROVEN = "unproven: no witness could be built for it; it stays an error"
+
+
+def _witness_lines(witness: Witness) -> list[RenderableType]:
+    """What the apiserver does, then the objects as one JSON line each (copyable)."""
+    lines: list[RenderableType] = [
+        _indented(
+            f"witness: {witness.operation} at {witness.version}: the apiserver"
+            f" {witness.apiserver}: {witness.message}",
+            style="magenta",
+        )
+    ]
+    for label, body in (
+        ("stored", witness.stored),
+        ("object", witness.object),
+        ("read back", witness.read_back),
+    ):
+        if body is not None:
+            text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
+            lines.append(Text(f"{' ' * 12}{label}: {text}", style="dim"))
+    return lines
+
+
+def _proof_lines(finding: Finding, terminal: Terminal) -> list[RenderableType]:
+    if finding.proven is False:
+        return [_indented(_UNPROVEN, style="red")]
+    if terminal.witnesses and finding.witness is not None:
+        return _witness_lines(finding.witness)
+    return []
+
+
+def _finding_lines(finding: Finding, terminal: Terminal = PLAIN) -> list[RenderableType]:
     label = "excused" if finding.excused else str(finding.severity)
     style = "green" if finding.excused else _STYLES[finding.severity]
     where = " ".join(part for part in (finding.version, finding.path) if part)
@@ -38,10 +70,10 @@ def _finding_lines(finding: Finding) -> list[RenderableType]:
     if finding.excused:
         lines.append(_indented(f"excused: {finding.excused}", style="green"))
     lines.extend(_indented(f"note: {note}", style="dim") for note in finding.notes)
-    return lines
+    return lines + _proof_lines(finding, terminal)
 
 
-def _group_lines(group: Group) -> list[RenderableType]:
+def _group_lines(group: Group, terminal: Terminal = PLAIN) -> list[RenderableType]:
     first = group.first
     label = "excused" if first.excused else str(first.severity)
     style = "green" if first.excused else _STYLES[first.severity]
@@ -62,6 +94,12 @@ def _group_lines(group: Group) -> list[RenderableType]:
     ]
     if more:
         lines.append(_indented(f"   and {more} more", style="dim"))
+    unproven = sum(finding.proven is False for finding in group.findings)
+    if unproven:
+        lines.append(_indented(f"unproven at {unproven} of these places", style="red"))
+    if terminal.witnesses and first.witness is not None:
+        lines.append(_indented(f"at {grouping.place(first)}:", style="dim"))
+        lines.extend(_witness_lines(first.witness))
     return lines
 
 
@@ -98,17 +136,17 @@ def render(outcome: Outcome, terminal: Terminal = PLAIN) -> str:
     if groups:
         console.print(Text("Repeated changes", style="bold underline"))
         for group in groups:
-            for line in _group_lines(group):
+            for line in _group_lines(group, terminal):
                 _print(console, line)
         console.print()
     for crd, findings in groupby(singles, key=lambda f: f.crd):
         console.print(Text(crd or grouping.ALL_CRDS, style="bold underline"))
         for finding in findings:
-            for line in _finding_lines(finding):
+            for line in _finding_lines(finding, terminal):
                 _print(console, line)
         console.print()
     console.print(Text(f"policy: {outcome.policy}", style="dim"))
-    counts = ", ".join(f"{n} {kind}" for kind, n in summary(outcome).items())
+    counts = tally(outcome)
     verdict = Text(
         "SAFE" if outcome.safe else "UNSAFE", style="bold green" if outcome.safe else "bold red"
     )

@@ -1,0 +1,523 @@
+"""Witnesses: for a change at (version, path) between an old and a new CRD schema, the
+smallest object the old schema accepts that the new one refuses (CREATE, UPDATE) or reads
+back changed, made from the schemas alone (never from stored data, so safe to print) and
+confirmed by this package's model of the apiserver (:class:`judge.Judge`).
+
+The object is the minimal one the old schema accepts (every required field filled with the
+first value its node accepts: an enum member, a bound, an example of its format, a string
+its pattern accepts), with one candidate value put at the change's path: the candidates of
+the rule first (a value its new enum lost, a string the new pattern refuses, the field
+absent, null, an unknown field, a duplicate item), then values of every kind. A candidate
+counts only where the old model accepts the object as a CREATE and the new model refuses
+it at or below the path, or reads back something changed there: the harm is the
+finding's own. Where no candidate is, there is no witness (the caller says unproven).
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from upgrade_guard import schema as schemas
+from upgrade_guard.findings import Witness
+
+from . import formats, judge, readback, regex_inclusion, values
+from .openapi import OpenAPIValidator
+from .violations import Violation
+
+NAME = "witness"
+_UNKNOWN_FIELD = "x-upgrade-guard-witness"
+_NOTHING = "a^"  # a pattern no string matches: refusal(pattern, _NOTHING) is one it does
+_MAX_DEPTH = 24
+_MAX_PAIRS = 6  # candidates tried each side of an UPDATE (transition rules)
+# A value of each format the apiserver checks, then strings that are none of them.
+_FORMAT_EXAMPLES: tuple[str, ...] = (
+    "a",
+    "0",
+    "witness.example.com",
+    "https://example.com/",
+    "a@example.com",
+    "192.0.2.1",
+    "2001:db8::1",
+    "192.0.2.0/24",
+    "00:00:5e:00:53:01",
+    "6ba7b810-9dad-11d1-80b4-00c04fd430c8",
+    "6ba7b810-9dad-31d1-80b4-00c04fd430c8",
+    "6ba7b810-9dad-41d1-80b4-00c04fd430c8",
+    "6ba7b810-9dad-51d1-80b4-00c04fd430c8",
+    "2020-01-01",
+    "2020-01-01T00:00:00Z",
+    "1s",
+    "YQ==",
+    "0-306-40615-2",
+    "978-0-306-40615-7",
+    "4111111111111111",
+    "078-05-1120",
+    "#fff",
+    "rgb(0,0,0)",
+    "5f4dcc3b5aa765d61d8327de",
+    "A",
+    "a b",
+    "-",
+    "",
+)
+_SCALARS: tuple[Any, ...] = (0, 1, -1, 1.5, "a", "0", "", True, False, [], {})
+# The apiserver's words for a check's error (apiextensions-apiserver's conversion of
+# kube-openapi's errors to field errors); every other check is "Invalid value".
+_REASONS = {
+    "enum": "Unsupported value",
+    "required": "Required value",
+    "duplicate": "Duplicate value",
+    "maxLength": "Too long",
+    "maxItems": "Too many",
+    "maxProperties": "Too many",
+}
+# A CEL rule's reason, as the field error it becomes.
+_RULE_REASONS = {
+    "FieldValueForbidden": "Forbidden",
+    "FieldValueRequired": "Required value",
+    "FieldValueDuplicate": "Duplicate value",
+}
+_ABSENT = object()  # a candidate: the field left out
+_NOT_FOUND = "the server could not find the requested resource"
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a witness is looked for: the CRD's group and kind, the version, the change's
+    path (schema segments: names, ``[]``, ``*``) and rule, and what the change says it
+    added (a CEL rule's expression) where that matters."""
+
+    group: str
+    kind: str
+    version: str
+    path: schemas.Path
+    code: str
+    old: Any = None
+    new: Any = None
+
+
+class Builder:
+    """Witnesses for the changes between one version's old and new root schemas: the
+    judges and the minimal object are made once, whatever number of changes are asked."""
+
+    def __init__(
+        self,
+        old: values.Schema,
+        new: values.Schema,
+        kube_version: tuple[int, int],
+    ) -> None:
+        self.old_schema, self.new_schema = old, new
+        self.old, self.new = judge.Judge(old, kube_version), judge.Judge(new, kube_version)
+        self._synth = _Synthesis(kube_version)
+
+    def witness(self, target: Target) -> Witness | None:
+        base = self._synth.root(self.old_schema, target)
+        if base is None:
+            return None
+        transition = isinstance(target.new, str) and schemas.uses_old_self(target.new)
+        tried: list[tuple[dict[str, Any], dict[str, Any], list[str | int]]] = []
+        for candidate in self._candidates(target):
+            placed = _place(base, self.old_schema, target.path, candidate, self._synth)
+            if placed is None:
+                continue
+            body, where = placed
+            stored = self._stored(body)
+            if stored is None:
+                continue
+            found = self._create_or_read(stored, where, target.version)
+            if found is not None:
+                return found
+            if transition and len(tried) < _MAX_PAIRS:
+                tried.append((stored, body, where))
+        return self._update(tried, target) if transition else None
+
+    def _stored(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """What the old CRD stores of ``body`` written as a CREATE, None where it refuses."""
+        attempt = self.old.create(body)
+        if attempt.refused or attempt.not_evaluated:
+            return None
+        return copy.deepcopy(self.old.read(body))
+
+    def _create_or_read(
+        self, stored: dict[str, Any], where: list[str | int], version: str
+    ) -> Witness | None:
+        attempt = self.new.create(judge.fresh_copy(stored))
+        own = _own(attempt.violations, where)
+        if own is not None:
+            return Witness(version, "create", stored, "refuses", _message(own))
+        read, patch = readback.coerce(stored, self.new.schema)
+        operations = [op for op in readback.operations(patch) if _under(_pointer(op[1]), where)]
+        if operations:
+            return Witness(
+                version,
+                "read",
+                stored,
+                "reads back changed",
+                "; ".join(f"{op} {path}" for op, path in operations),
+                read_back=copy.deepcopy(read),
+            )
+        return None
+
+    def _update(
+        self, tried: list[tuple[dict[str, Any], dict[str, Any], list[str | int]]], target: Target
+    ) -> Witness | None:
+        """A transition rule judges an UPDATE: one stored candidate updated to another."""
+        for stored, _, _ in tried:
+            for _, body, where in tried:
+                if schemas.same_value(stored, body) or self.old.update(body, stored).refused:
+                    continue
+                own = _own(self.new.update(body, self.new.read(stored)).violations, where)
+                if own is not None:
+                    return Witness(
+                        target.version,
+                        "update",
+                        stored,
+                        "refuses",
+                        _message(own),
+                        object=copy.deepcopy(self.old.read(body)),
+                    )
+        return None
+
+    def _candidates(self, target: Target) -> Iterator[Any]:
+        old = _node_at(self.old_schema, target.path)
+        new = _node_at(self.new_schema, target.path)
+        seen: list[Any] = []
+        for candidate in _ranked(target, old or {}, new or {}, self._synth):
+            if candidate is not _ABSENT and any(
+                schemas.deep_equal(candidate, s) for s in seen if s is not _ABSENT
+            ):
+                continue
+            if candidate is _ABSENT and any(s is _ABSENT for s in seen):
+                continue
+            seen.append(candidate)
+            yield candidate
+
+
+def _ranked(
+    target: Target, old: values.Schema, new: values.Schema, synth: _Synthesis
+) -> Iterator[Any]:
+    """The rule's own candidates first, then values of every kind."""
+    code = target.code
+    if code in ("UG202", "UG212", "UG219"):
+        yield _ABSENT
+    if code == "UG205":
+        yield None
+    if code == "UG207":
+        kept = new.get("enum") or []
+        yield from (v for v in old.get("enum") or [] if not values.in_enum(v, kept))
+    if code == "UG211" and isinstance(new.get("pattern"), str):
+        refused = regex_inclusion.refusal(old.get("pattern"), new["pattern"])
+        if refused is not None and refused.example is not None:
+            yield refused.example
+    if code in ("UG214", "UG217", "UG216"):
+        yield from _structural(old, synth)
+    yield from _bounds(old, new, synth)
+    minimal = synth.value(old, 0)
+    yield minimal
+    yield _ABSENT
+    yield from old.get("enum") or []
+    if old.get("nullable") or not old.get("type"):
+        yield None
+    yield from _structural(old, synth)
+    if old.get("type") in (None, "string") or old.get("x-kubernetes-int-or-string"):
+        yield from _FORMAT_EXAMPLES
+    yield from _SCALARS
+
+
+def _structural(old: values.Schema, synth: _Synthesis) -> Iterator[Any]:
+    """An unknown field, duplicate items, an embedded resource's unknown metadata."""
+    minimal = synth.value(old, 0)
+    if isinstance(minimal, dict):
+        yield {**minimal, _UNKNOWN_FIELD: "a"}
+        if "metadata" in minimal or old.get("x-kubernetes-embedded-resource"):
+            meta = minimal.get("metadata") if isinstance(minimal.get("metadata"), dict) else {}
+            yield {**minimal, "metadata": {**meta, _UNKNOWN_FIELD: "a"}}
+    items = values.item_schema(old)
+    if old.get("type") == "array" or items is not None:
+        item = synth.value(items or {}, 1)
+        yield [item]
+        yield [item, item]
+        if isinstance(item, dict):
+            yield [{**item, _UNKNOWN_FIELD: "a"}]
+
+
+def _bounds(old: values.Schema, new: values.Schema, synth: _Synthesis) -> Iterator[Any]:
+    """Values at the old bounds and just past the new ones."""
+    for side in (new, old):
+        for key, step in (("minimum", -1), ("maximum", 1)):
+            bound = side.get(key)
+            if isinstance(bound, int | float) and not isinstance(bound, bool):
+                exclusive = side.get("exclusive" + key.capitalize())
+                yield bound
+                yield bound + step if exclusive is not True else bound - step
+                yield bound + step * 0.5
+    factor = new.get("multipleOf")
+    if isinstance(factor, int | float) and not isinstance(factor, bool):
+        base = old.get("multipleOf") or 1
+        yield from (base * k for k in range(1, 11))
+        yield factor / 2
+    item = synth.value(values.item_schema(old) or {}, 1)
+    for side in (new, old):
+        for key, step in (("minLength", -1), ("maxLength", 1)):
+            bound = side.get(key)
+            if isinstance(bound, int) and 0 <= bound + step <= 4096:
+                yield "a" * (bound + step)
+                yield "a" * bound
+        for key, step in (("minItems", -1), ("maxItems", 1)):
+            bound = side.get(key)
+            if isinstance(bound, int) and 0 <= bound + step <= 256:
+                yield [copy.deepcopy(item) for _ in range(bound + step)]
+        for key, step in (("minProperties", -1), ("maxProperties", 1)):
+            bound = side.get(key)
+            if isinstance(bound, int) and 0 <= bound + step <= 256:
+                extra = side.get("additionalProperties")
+                value = synth.value(extra if isinstance(extra, dict) else {}, 1)
+                yield {f"k{i}": copy.deepcopy(value) for i in range(bound + step)}
+
+
+class _Synthesis:
+    """The first value a schema node accepts, of the smallest kind."""
+
+    def __init__(self, kube_version: tuple[int, int]) -> None:
+        self.validator = OpenAPIValidator(kube_version)
+        self.kube_version = kube_version
+
+    def accepts(self, value: Any, node: values.Schema) -> bool:
+        found = self.validator.validate(value, node, "")
+        self.validator.unchecked.clear()
+        return not found
+
+    def root(self, schema: values.Schema, target: Target) -> dict[str, Any] | None:
+        body = self.value(schema, 0)
+        if not isinstance(body, dict):
+            return None
+        meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+        return {
+            **body,
+            "apiVersion": f"{target.group}/{target.version}",
+            "kind": target.kind,
+            "metadata": {**meta, "name": NAME},
+        }
+
+    def value(self, node: values.Schema, depth: int) -> Any:
+        candidates = list(self._candidates(node, depth))
+        for candidate in candidates:
+            if self.accepts(candidate, node):
+                return candidate
+        return candidates[0] if candidates else {}
+
+    def _candidates(self, node: values.Schema, depth: int) -> Iterator[Any]:
+        enum = [member for member in node.get("enum") or [] if member is not None]
+        yield from enum
+        kind = node.get("type")
+        if node.get("x-kubernetes-int-or-string"):
+            yield from self._strings(node)
+            yield from self._numbers(node, integer=True)
+        elif kind == "object" or (kind is None and "properties" in node):
+            yield from self._objects(node, depth)
+        elif kind == "array":
+            yield from self._arrays(node, depth)
+        elif kind == "string":
+            yield from self._strings(node)
+        elif kind in ("integer", "number"):
+            yield from self._numbers(node, integer=kind == "integer")
+        elif kind == "boolean":
+            yield from (False, True)
+        else:
+            yield from ({}, "a", 0)
+
+    def _objects(self, node: values.Schema, depth: int) -> Iterator[dict[str, Any]]:
+        properties = node.get("properties") or {}
+        extra = node.get("additionalProperties")
+        base: dict[str, Any] = {}
+        if depth < _MAX_DEPTH:
+            for name in node.get("required") or []:
+                child = properties.get(name, extra if isinstance(extra, dict) else {})
+                base[name] = self.value(child if isinstance(child, dict) else {}, depth + 1)
+        if node.get("x-kubernetes-embedded-resource"):
+            base = {"apiVersion": "v1", "kind": "Witness", **base}
+        least = node.get("minProperties")
+        if isinstance(least, int) and len(base) < least and isinstance(extra, dict):
+            value = self.value(extra, depth + 1)
+            for index in range(least - len(base)):
+                base[f"k{index}"] = copy.deepcopy(value)
+        yield base
+        if depth < _MAX_DEPTH:
+            # a oneOf or anyOf of required properties: one of them set
+            for name, child in properties.items():
+                if name not in base and isinstance(child, dict):
+                    yield {**base, name: self.value(child, depth + 1)}
+
+    def _arrays(self, node: values.Schema, depth: int) -> Iterator[list[Any]]:
+        least = node.get("minItems")
+        if not isinstance(least, int) or least <= 0:
+            yield []
+            return
+        items = values.item_schema(node) or {}
+        first = self.value(items, depth + 1)
+        yield [copy.deepcopy(first) for _ in range(least)]
+        if isinstance(first, str):
+            yield [f"{first}{i}" for i in range(least)]
+        if isinstance(first, int) and not isinstance(first, bool):
+            yield [first + i for i in range(least)]
+
+    def _strings(self, node: values.Schema) -> Iterator[str]:
+        least = node.get("minLength") if isinstance(node.get("minLength"), int) else 0
+        pattern = node.get("pattern")
+        if isinstance(pattern, str):
+            found = regex_inclusion.refusal(pattern, _NOTHING)
+            if found is not None and found.example is not None:
+                yield found.example
+                yield found.example + "a" * max(0, least - len(found.example))
+        name = node.get("format")
+        check = formats.checker(name, self.kube_version) if isinstance(name, str) else None
+        if check is not None:
+            yield from (example for example in _FORMAT_EXAMPLES if check(example))
+        yield "a" * max(1, least)
+        yield ""
+
+    def _numbers(self, node: values.Schema, integer: bool) -> Iterator[int | float]:
+        factor = node.get("multipleOf")
+        for key, step in (("minimum", 1), ("maximum", -1)):
+            bound = node.get(key)
+            if isinstance(bound, int | float) and not isinstance(bound, bool):
+                start = int(bound) if integer and float(bound).is_integer() else bound
+                yield start
+                yield start + step
+                if isinstance(factor, int | float) and factor:
+                    yield (int(bound // factor) + (1 if step > 0 else 0)) * factor
+        yield 0
+        if isinstance(factor, int | float) and not isinstance(factor, bool):
+            yield factor
+        yield 1
+
+
+def _node_at(root: values.Schema, path: schemas.Path) -> values.Schema | None:
+    node: values.Schema | None = root
+    for part in path:
+        if node is None:
+            return None
+        node = _child(node, part, resource=node is root)
+    return node
+
+
+def _child(node: values.Schema, part: str, resource: bool) -> values.Schema | None:
+    found = schemas.children(node).get(part)
+    if found is not None:
+        return found
+    if resource or node.get("x-kubernetes-embedded-resource"):
+        meta = schemas.RESOURCE_FIELDS.get(part)
+        if meta is not None:
+            return meta
+    if schemas.preserves_unknown_fields(node):
+        return schemas.ANY_VALUE
+    return None
+
+
+def _name(part: str) -> str:
+    """A property's name from its path segment (quoted where it is not plain)."""
+    return str(json.loads(part[1:-1])) if part.startswith("[") else part
+
+
+def _place(
+    base: dict[str, Any],
+    root: values.Schema,
+    path: schemas.Path,
+    value: Any,
+    synth: _Synthesis,
+) -> tuple[dict[str, Any], list[str | int]] | None:
+    """``base`` with ``value`` at ``path`` (made where missing, each level with what its
+    schema requires), and the steps of the value's field path; None where the path cannot
+    hold a value."""
+    steps: list[str | int] = []
+
+    def put(container: Any, node: values.Schema, rest: schemas.Path) -> Any:
+        if not rest:
+            return value
+        part, below = rest[0], rest[1:]
+        child = _child(node, part, resource=node is root)
+        if child is None:
+            raise _Unplaceable
+        if part == schemas.ITEMS:
+            items = container if isinstance(container, list) and container else None
+            first = items[0] if items else synth.value(child, 1)
+            steps.append(0)
+            inner = put(first, child, below)
+            tail = items[1:] if items else []
+            return tail if inner is _ABSENT else [inner, *tail]
+        if not isinstance(container, dict):
+            container = synth.value(node, 1)
+            if not isinstance(container, dict):
+                raise _Unplaceable
+        key = next(iter(container), "a") if part == schemas.ADDITIONAL else _name(part)
+        steps.append(key)
+        current = container.get(key)
+        inner = put(current if current is not None else synth.value(child, 1), child, below)
+        result = {k: v for k, v in container.items() if k != key}
+        if inner is not _ABSENT:
+            result[key] = inner
+        return result
+
+    try:
+        placed = put(base, root, path)
+    except _Unplaceable:
+        return None
+    return (placed, steps) if isinstance(placed, dict) else None
+
+
+class _Unplaceable(Exception):
+    pass
+
+
+def _own(found: tuple[Violation, ...], where: list[str | int]) -> Violation | None:
+    """The first refusal at or below the change's place."""
+    return next((v for v in found if _under(values.steps(v.path), where)), None)
+
+
+def _under(steps: list[str | int], where: list[str | int]) -> bool:
+    return steps[: len(where)] == where
+
+
+def _pointer(pointer: str) -> list[str | int]:
+    parts: list[str | int] = []
+    for raw in pointer.split("/")[1:]:
+        text = raw.replace("~1", "/").replace("~0", "~")
+        parts.append(int(text) if text.isdigit() else text)
+    return parts
+
+
+def _message(found: Violation) -> str:
+    """The part of the apiserver's message the model is sure of: the field path, and the
+    reason where the check names it."""
+    if found.detail == "Required value":
+        reason = "Required value"
+    elif found.check == "rule":
+        reason = _RULE_REASONS.get(found.reason or "", "Invalid value")
+    elif found.check in ("embedded", "rule-error"):
+        return f"{found.path}:"
+    else:
+        reason = _REASONS.get(found.check, "Invalid value")
+    return f"{found.path}: {reason}" if found.path else reason
+
+
+def minimal(
+    schema: values.Schema, group: str, kind: str, version: str, kube_version: tuple[int, int]
+) -> dict[str, Any] | None:
+    """The smallest object ``schema`` (a version's root) accepts as a CREATE, as stored."""
+    checker = judge.Judge(schema, kube_version)
+    body = _Synthesis(kube_version).root(schema, Target(group, kind, version, (), ""))
+    if body is None:
+        return None
+    attempt = checker.create(body)
+    if attempt.refused or attempt.not_evaluated:
+        return None
+    return copy.deepcopy(checker.read(body))
+
+
+def unreachable(version: str, stored: dict[str, Any]) -> Witness:
+    """A GET at a version the new CRD no longer serves, of an object stored at it: 404."""
+    return Witness(version, "read", stored, "refuses", _NOT_FOUND)
