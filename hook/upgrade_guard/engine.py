@@ -18,7 +18,7 @@ from itertools import combinations
 from upgrade_guard import rules, schema
 from upgrade_guard.apiserver import minors, witness
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Outcome, Severity
+from upgrade_guard.findings import Change, Harm, Outcome, Severity
 from upgrade_guard.judging import Changes, Context, Placed, judge, run
 from upgrade_guard.policy import DEFAULT_POLICY, Policy
 from upgrade_guard.rules import served_version_removed, unclassified_change
@@ -139,7 +139,12 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
             if _may_refuse(found):
                 builder = builder or witness.Builder(old_schema, new_schema, minors.NEWEST)
                 target = witness.Target(
-                    *_group_kind(new), version.name, found.path, found.rule.code, *_said(change)
+                    *_group_kind(new),
+                    version.name,
+                    found.path,
+                    found.rule.code,
+                    *_said(change),
+                    _harm(found.rule),
                 )
                 change = replace(change, witness=builder.witness(target))
             yield Placed(found.rule, new.name, version.name, found.path, change, found.node)
@@ -159,6 +164,12 @@ def _group_kind(crd: Crd) -> tuple[str, str]:
 
 def _said(change: Change) -> tuple[object, object]:
     return change.old, change.new
+
+
+def _harm(rule: Rule) -> Harm:
+    """What witnesses the rule's harm; a rule that names none may be witnessed either way."""
+    harm = rule.harm
+    return Harm.BOTH if harm is Harm.NONE else harm
 
 
 def _unserved_witnessed(old: Crd, change: Change) -> Change:

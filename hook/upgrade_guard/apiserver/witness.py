@@ -17,12 +17,13 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 from upgrade_guard import schema as schemas
-from upgrade_guard.findings import Witness
+from upgrade_guard.findings import Harm, Witness
 
 from . import formats, judge, readback, regex_inclusion, values
 from .openapi import OpenAPIValidator
@@ -82,14 +83,19 @@ _RULE_REASONS = {
     "FieldValueDuplicate": "Duplicate value",
 }
 _ABSENT = object()  # a candidate: the field left out
+_NAMED = re.compile(r"\bself\.([A-Za-z_]\w*)")
+_COMPARED = re.compile(
+    r"\bself\.([A-Za-z_]\w*)\s*(==|>=|<=|>|<)\s*('[^'\\]*'|\"[^\"\\]*\"|-?\d+|true|false)"
+)
 _NOT_FOUND = "the server could not find the requested resource"
 
 
 @dataclass(frozen=True)
 class Target:
     """What a witness is looked for: the CRD's group and kind, the version, the change's
-    path (schema segments: names, ``[]``, ``*``) and rule, and what the change says it
-    added (a CEL rule's expression) where that matters."""
+    path (schema segments: names, ``[]``, ``*``) and rule, what the change says it
+    added (a CEL rule's expression) where that matters, and the rule's harm: a rule whose
+    harm is a refusal is witnessed by a refusal only, one changed on read by a read only."""
 
     group: str
     kind: str
@@ -98,6 +104,7 @@ class Target:
     code: str
     old: Any = None
     new: Any = None
+    harm: Harm = Harm.BOTH
 
 
 class Builder:
@@ -128,7 +135,7 @@ class Builder:
             stored = self._stored(body)
             if stored is None:
                 continue
-            found = self._create_or_read(stored, where, target.version)
+            found = self._create_or_read(stored, where, target)
             if found is not None:
                 return found
             if transition and len(tried) < _MAX_PAIRS:
@@ -143,12 +150,16 @@ class Builder:
         return copy.deepcopy(self.old.read(body))
 
     def _create_or_read(
-        self, stored: dict[str, Any], where: list[str | int], version: str
+        self, stored: dict[str, Any], where: list[str | int], target: Target
     ) -> Witness | None:
-        attempt = self.new.create(judge.fresh_copy(stored))
-        own = _own(attempt.violations, where)
-        if own is not None:
-            return Witness(version, "create", stored, "refuses", _message(own))
+        version = target.version
+        if target.harm is not Harm.CHANGED_ON_READ:
+            attempt = self.new.create(judge.fresh_copy(stored))
+            own = _own(attempt.violations, where)
+            if own is not None:
+                return Witness(version, "create", stored, "refuses", _message(own))
+        if target.harm is Harm.REFUSED_ON_WRITE:
+            return None
         read, patch = readback.coerce(stored, self.new.schema)
         operations = [op for op in readback.operations(patch) if _under(_pointer(op[1]), where)]
         if operations:
@@ -215,6 +226,8 @@ def _ranked(
             yield refused.example
     if code in ("UG214", "UG217", "UG216"):
         yield from _structural(old, synth)
+    if code == "UG213" and isinstance(target.new, str):
+        yield from _named_by_rule(target.new, old, synth)
     yield from _bounds(old, new, synth)
     minimal = synth.value(old, 0)
     yield minimal
@@ -226,6 +239,30 @@ def _ranked(
     if old.get("type") in (None, "string") or old.get("x-kubernetes-int-or-string"):
         yield from _FORMAT_EXAMPLES
     yield from _SCALARS
+
+
+def _named_by_rule(rule: str, old: values.Schema, synth: _Synthesis) -> Iterator[Any]:
+    """For a CEL rule at an object: the fields it names set, to the literal it compares each
+    with where it does (``self.mode == 'DaemonSet'``): all of them, then each alone."""
+    minimal = synth.value(old, 0)
+    properties = old.get("properties") or {}
+    if not isinstance(minimal, dict) or not properties:
+        return
+    compared: dict[str, Any] = {}
+    for name, operator, literal in _COMPARED.findall(rule):
+        value = json.loads(literal) if literal[0] != "'" else literal[1:-1]
+        if isinstance(value, int) and not isinstance(value, bool):
+            value += {">": 1, "<": -1}.get(operator, 0)
+        compared.setdefault(name, value)
+    named = {
+        name: compared[name] if name in compared else synth.value(properties[name], 1)
+        for name in dict.fromkeys(_NAMED.findall(rule))
+        if isinstance(properties.get(name), dict)
+    }
+    if named:
+        yield {**minimal, **named}
+        for name, value in named.items():
+            yield {**minimal, name: value}
 
 
 def _structural(old: values.Schema, synth: _Synthesis) -> Iterator[Any]:

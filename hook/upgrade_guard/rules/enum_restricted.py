@@ -7,12 +7,14 @@ as they are, and without validation ratcheting (before Kubernetes 1.30) any upda
 fails, even one that does not touch the field. The apiserver ratchets this check from 1.30:
 unchanged values survive updates.
 
-Allowed: a value added to the enum, or the enum removed.
+Allowed: a value added to the enum, or the enum removed; an enum moved from a branch of
+allOf to the node itself (the values allowed are the same).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 from upgrade_guard import schema
 from upgrade_guard.findings import Change, Harm, Severity
@@ -21,7 +23,7 @@ from upgrade_guard.rules.kinds import PropertyRule
 
 def compare(at: schema.Location) -> Iterator[Change]:
     old, new = at.old, at.new
-    before, after = old.get("enum"), new.get("enum")
+    before, after = _allowed(old), new.get("enum")
     if after is None:
         return
     if before is None:
@@ -34,6 +36,21 @@ def compare(at: schema.Location) -> Iterator[Change]:
         yield Change(
             (), f"enum values removed: {schema.short(removed)}", before, after, ratchetable=True
         )
+
+
+def _allowed(node: schema.Node) -> list[Any] | None:
+    """The values the node's enums allow: its own enum, less what an enum in a branch of its
+    allOf leaves out (the apiserver checks every branch); None where no enum holds."""
+    allowed = node.get("enum")
+    for branch in node.get("allOf") or []:
+        if isinstance(branch, dict) and isinstance(branch.get("enum"), list):
+            if allowed is None:
+                allowed = list(branch["enum"])
+            else:
+                allowed = [
+                    v for v in allowed if any(schema.same_value(v, b) for b in branch["enum"])
+                ]
+    return allowed
 
 
 RULE = PropertyRule(
