@@ -116,10 +116,10 @@ def _raw(
 def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
     old, new = pair.old, pair.new
     for crd_rule in _CRD_RULES:
-        found = crd_rule.compare(pair)
+        compared = crd_rule.compare(pair)
         if crd_rule.code == served_version_removed.RULE.code:
-            found = (_unserved_witnessed(old, change) for change in found)
-        yield from _raw(crd_rule, new.name, None, None, found)
+            compared = (_unserved_witnessed(old, change) for change in compared)
+        yield from _raw(crd_rule, new.name, None, None, compared)
     in_spec = unclassified_change.in_spec(pair, _HANDLED_SPEC_FIELDS)
     yield from _raw(unclassified_change.RULE, new.name, None, None, in_spec)
     for version in pair.versions():

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 
-from upgrade_guard.findings import Finding, Outcome, Severity
+from upgrade_guard.findings import Finding, Outcome, Severity, Witness
 from upgrade_guard.report import REPORTERS, Terminal, text
 
 OUTCOME = Outcome(
@@ -130,7 +130,13 @@ def test_github_annotations() -> None:
 def test_json_report_shape_is_stable() -> None:
     document = json.loads(REPORTERS["json"](OUTCOME))
     assert document["verdict"] == "unsafe"
-    assert document["summary"] == {"error": 2, "warning": 1, "info": 0, "excused": 1}
+    assert document["summary"] == {
+        "error": 2,
+        "warning": 1,
+        "info": 0,
+        "excused": 1,
+        "unproven": 0,
+    }
     assert document["findings"][0] == {
         "code": "UG207",
         "rule": "enum-restricted",
@@ -144,6 +150,8 @@ def test_json_report_shape_is_stable() -> None:
         "notes": [],
         "old": ["Full", "Snapshot"],
         "new": ["Full"],
+        "proven": None,
+        "witness": None,
     }
     assert document["findings"][2]["excused"] is True
     assert document["findings"][2]["reason"] == "unused since 1.2"
@@ -160,7 +168,7 @@ def test_safe_outcome() -> None:
         "schemaVersion": 2,
         "verdict": "safe",
         "policy": "none (built-in defaults)",
-        "summary": {"error": 0, "warning": 0, "info": 0, "excused": 0},
+        "summary": {"error": 0, "warning": 0, "info": 0, "excused": 0, "unproven": 0},
         "history": None,
         "findings": [],
         "groups": [],
@@ -284,3 +292,49 @@ def test_a_repeated_change_keeps_the_notes_of_its_places() -> None:
     shown = REPORTERS["text"](outcome, Terminal(width=200))
     assert all(f"note: {note}" in shown for note in notes), shown
     assert all(f"({note})" in REPORTERS["markdown"](outcome) for note in notes)
+
+
+WITNESS = Witness(
+    "v1",
+    "create",
+    {"apiVersion": "a.example.com/v1", "kind": "A", "metadata": {"name": "witness"},
+     "spec": {"mode": "Snapshot"}},
+    "refuses",
+    "spec.mode: Unsupported value",
+)  # fmt: skip
+PROVEN = replace(OUTCOME.findings[0], witness=WITNESS, proven=True)
+UNPROVEN = replace(OUTCOME.findings[3], proven=False)
+WITNESSED = replace(OUTCOME, findings=(PROVEN, *OUTCOME.findings[1:3], UNPROVEN))
+
+
+def test_json_report_carries_the_witness_and_counts_unproven_errors() -> None:
+    document = json.loads(REPORTERS["json"](WITNESSED))
+    assert document["findings"][0]["proven"] is True
+    assert document["findings"][0]["witness"] == {
+        "version": "v1",
+        "operation": "create",
+        "stored": WITNESS.stored,
+        "object": None,
+        "apiserver": "refuses",
+        "message": "spec.mode: Unsupported value",
+        "read_back": None,
+    }
+    assert document["findings"][3]["proven"] is False
+    assert document["findings"][3]["witness"] is None
+    assert document["summary"]["unproven"] == 1
+
+
+def test_text_report_marks_unproven_errors_and_shows_witnesses_when_asked() -> None:
+    plain = REPORTERS["text"](WITNESSED)
+    assert "unproven: no witness could be built for it; it stays an error" in plain
+    assert "witness:" not in plain
+    assert plain.endswith("2 error, 1 warning, 0 info, 1 excused, 1 unproven\n")
+    shown = text.render(WITNESSED, Terminal(witnesses=True))
+    assert (
+        "          witness: create at v1: the apiserver refuses: spec.mode: Unsupported value"
+        in shown
+    )
+    assert (
+        '            stored: {"apiVersion":"a.example.com/v1","kind":"A","metadata":'
+        '{"name":"witness"},"spec":{"mode":"Snapshot"}}' in shown
+    )

@@ -271,8 +271,9 @@ def _structural(old: values.Schema, synth: _Synthesis) -> Iterator[Any]:
     if isinstance(minimal, dict):
         yield {**minimal, _UNKNOWN_FIELD: "a"}
         if "metadata" in minimal or old.get("x-kubernetes-embedded-resource"):
-            meta = minimal.get("metadata") if isinstance(minimal.get("metadata"), dict) else {}
-            yield {**minimal, "metadata": {**meta, _UNKNOWN_FIELD: "a"}}
+            meta = minimal.get("metadata")
+            known = meta if isinstance(meta, dict) else {}
+            yield {**minimal, "metadata": {**known, _UNKNOWN_FIELD: "a"}}
     items = values.item_schema(old)
     if old.get("type") == "array" or items is not None:
         item = synth.value(items or {}, 1)
@@ -332,12 +333,12 @@ class _Synthesis:
         body = self.value(schema, 0)
         if not isinstance(body, dict):
             return None
-        meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+        meta = body.get("metadata")
         return {
             **body,
             "apiVersion": f"{target.group}/{target.version}",
             "kind": target.kind,
-            "metadata": {**meta, "name": NAME},
+            "metadata": {**(meta if isinstance(meta, dict) else {}), "name": NAME},
         }
 
     def value(self, node: values.Schema, depth: int) -> Any:
@@ -403,7 +404,8 @@ class _Synthesis:
             yield [first + i for i in range(least)]
 
     def _strings(self, node: values.Schema) -> Iterator[str]:
-        least = node.get("minLength") if isinstance(node.get("minLength"), int) else 0
+        shortest = node.get("minLength")
+        least = shortest if isinstance(shortest, int) else 0
         pattern = node.get("pattern")
         if isinstance(pattern, str):
             found = regex_inclusion.refusal(pattern, _NOTHING)

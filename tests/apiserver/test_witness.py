@@ -1,0 +1,196 @@
+"""Witnesses, rule by rule: a change that has one beside the nearest change that has none.
+
+Each row is (rule, old schema of spec, new schema of spec, path): the first of a pair must
+yield a witness of the operation named (the old model accepts it, the new one refuses it or
+reads it back changed at the path), the second none. Held to the real apiserver by the
+replay suite; here, to the model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from upgrade_guard.apiserver.witness import Builder, Target
+from upgrade_guard.findings import Harm
+
+S: dict[str, Any] = {"type": "string"}
+INT: dict[str, Any] = {"type": "integer"}
+
+
+def obj(properties: dict[str, Any], **more: Any) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, **more}
+
+
+def built(code: str, old: dict[str, Any], new: dict[str, Any], path: tuple[str, ...],
+          harm: Harm = Harm.BOTH, rule: str | None = None) -> Any:  # fmt: skip
+    builder = Builder(obj({"spec": old}), obj({"spec": new}), (1, 35))
+    target = Target("g.example.com", "K", "v1", ("spec", *path), code, None, rule, harm)
+    return builder.witness(target)
+
+
+W, R = Harm.REFUSED_ON_WRITE, Harm.CHANGED_ON_READ
+PAIRS: list[
+    tuple[str, Harm, dict[str, Any], dict[str, Any], dict[str, Any], tuple[str, ...], str]
+] = [
+    # rule, harm, old, new with a witness, nearest new without one, path, operation
+    ("UG201", R, obj({"x": S}), obj({}), obj({"x": S}), ("x",), "read"),
+    (
+        "UG202",
+        W,
+        obj({"x": S}),
+        obj({"x": S}, required=["x"]),
+        obj({"x": {**S, "default": "d"}}, required=["x"]),
+        ("x",),
+        "create",
+    ),
+    ("UG204", W, obj({"x": S}), obj({"x": INT}), obj({"x": S}), ("x",), "create"),
+    (
+        "UG205",
+        R,
+        obj({"x": {**S, "nullable": True}}),
+        obj({"x": S}),
+        obj({"x": {**S, "nullable": True}}),
+        ("x",),
+        "read",
+    ),
+    (
+        "UG207",
+        W,
+        obj({"x": {**S, "enum": ["a", "b"]}}),
+        obj({"x": {**S, "enum": ["a"]}}),
+        obj({"x": {**S, "enum": ["a", "b", "c"]}}),
+        ("x",),
+        "create",
+    ),
+    (
+        "UG207",
+        W,
+        obj({"x": {**S, "allOf": [{"enum": ["a"]}]}}),
+        obj({"x": {**S, "enum": ["b"]}}),
+        obj({"x": {**S, "enum": ["a"]}}),
+        ("x",),
+        "create",
+    ),
+    (
+        "UG208",
+        W,
+        obj({"x": {**INT, "maximum": 10}}),
+        obj({"x": {**INT, "maximum": 5}}),
+        obj({"x": {**INT, "maximum": 10}}),
+        ("x",),
+        "create",
+    ),
+    (
+        "UG209",
+        W,
+        obj({"x": INT}),
+        obj({"x": {**INT, "multipleOf": 2}}),
+        obj({"x": INT}),
+        ("x",),
+        "create",
+    ),
+    (
+        "UG210",
+        W,
+        obj({"x": S}),
+        obj({"x": {**S, "format": "uuid"}}),
+        obj({"x": {**S, "format": "int32"}}),
+        ("x",),
+        "create",
+    ),
+    (
+        "UG211",
+        W,
+        obj({"x": {**S, "pattern": "^[a-z]+$"}}),
+        obj({"x": {**S, "pattern": "^[a-c]+$"}}),
+        obj({"x": {**S, "pattern": "^[a-z0-9]+$"}}),
+        ("x",),
+        "create",
+    ),
+    ("UG212", R, obj({"x": S}), obj({"x": {**S, "default": "d"}}), obj({"x": S}), ("x",), "read"),
+    (
+        "UG213",
+        W,
+        obj({"mode": S, "n": INT}),
+        obj(
+            {"mode": S, "n": INT},
+            **{
+                "x-kubernetes-validations": [
+                    {"rule": "!(has(self.mode) && self.mode == 'DaemonSet' && has(self.n))"}
+                ]
+            },
+        ),
+        obj({"mode": S, "n": INT}),
+        (),
+        "create",
+    ),
+    (
+        "UG214",
+        W,
+        obj({"l": {"type": "array", "items": S}}),
+        obj({"l": {"type": "array", "items": S, "x-kubernetes-list-type": "set"}}),
+        obj({"l": {"type": "array", "items": S, "x-kubernetes-list-type": "atomic"}}),
+        ("l",),
+        "create",
+    ),
+    (
+        "UG216",
+        R,
+        obj({"p": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}),
+        obj({"p": {"type": "object"}}),
+        obj({"p": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}),
+        ("p",),
+        "read",
+    ),
+]
+
+
+@pytest.mark.parametrize(("code", "harm", "old", "new", "nearest", "path", "operation"), PAIRS,
+                         ids=[row[0] for row in PAIRS])  # fmt: skip
+def test_a_change_with_a_witness_beside_the_nearest_without(
+    code: str, harm: Harm, old: Any, new: Any, nearest: Any, path: Any, operation: str
+) -> None:
+    rule = new.get("x-kubernetes-validations", [{}])[0].get("rule")
+    found = built(code, old, new, path, harm, rule)
+    assert found is not None and found.operation == operation
+    assert found.stored["metadata"] == {"name": "witness"}
+    assert found.stored["apiVersion"] == "g.example.com/v1"
+    assert built(code, old, nearest, path, harm, rule) is None
+
+
+def test_a_refusal_names_the_path_and_the_apiserver_s_reason() -> None:
+    found = built("UG207", obj({"x": {**S, "enum": ["a", "b"]}}),
+                  obj({"x": {**S, "enum": ["a"]}}), ("x",), W)  # fmt: skip
+    assert found is not None
+    assert (found.stored["spec"], found.message) == ({"x": "b"}, "spec.x: Unsupported value")
+
+
+def test_a_read_gives_what_a_get_returns_and_the_patch() -> None:
+    found = built("UG201", obj({"x": S}), obj({}), ("x",), R)
+    assert found is not None and found.apiserver == "reads back changed"
+    assert found.message == "remove /spec/x"
+    assert found.read_back is not None and found.read_back["spec"] == {}
+
+
+def test_a_transition_rule_is_witnessed_by_an_update() -> None:
+    rule = "self == oldSelf"
+    new = obj({"x": {**S, "x-kubernetes-validations": [{"rule": rule}]}})
+    found = built("UG213", obj({"x": S}), new, ("x",), W, rule)
+    assert found is not None and found.operation == "update" and found.object is not None
+    assert found.object["spec"]["x"] != found.stored["spec"]["x"]
+
+
+def test_an_old_cel_rule_no_candidate_satisfies_leaves_it_unproven() -> None:
+    unsatisfiable = obj({"x": S}, **{"x-kubernetes-validations": [{"rule": "self.x.size() == 23"}]})
+    new = obj(
+        {"x": {**S, "enum": ["a"]}},
+        **{"x-kubernetes-validations": [{"rule": "self.x.size() == 23"}]},
+    )
+    assert built("UG207", unsatisfiable, new, ("x",), W) is None
+
+
+def test_a_rule_s_harm_decides_the_operation() -> None:
+    """A removed property is pruned on read; a refusal rule's witness is never a read."""
+    assert built("UG201", obj({"x": S}), obj({}), ("x",), W) is None
