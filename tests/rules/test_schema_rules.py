@@ -125,6 +125,18 @@ ENUM = [
     case(STR, {**STR, "enum": ["a"]}, {("UG207", F)}, "enum introduced: flagged"),
     case({**STR, "enum": ["a"]}, STR, set(), "enum removed: not flagged"),
     case(
+        {**STR, "allOf": [{"enum": ["a", "b"]}]},
+        {**STR, "enum": ["a", "b"]},
+        set(),
+        "enum moved from allOf to the node: the same values, not flagged",
+    ),
+    case(
+        {**STR, "allOf": [{"enum": ["a", "b"]}]},
+        {**STR, "enum": ["a"]},
+        {("UG207", F)},
+        "enum moved from allOf to the node, a value lost: flagged",
+    ),
+    case(
         {**INT, "enum": [1, 2]},
         {**INT, "enum": [2.0, 1.0]},
         set(),
