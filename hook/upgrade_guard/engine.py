@@ -21,7 +21,12 @@ from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Harm, Outcome, Severity
 from upgrade_guard.judging import Changes, Context, Placed, judge, run
 from upgrade_guard.policy import DEFAULT_POLICY, Policy
-from upgrade_guard.rules import served_version_removed, unclassified_change
+from upgrade_guard.rules import (
+    crd_removed,
+    served_version_removed,
+    stored_version_removed,
+    unclassified_change,
+)
 from upgrade_guard.rules import served_versions_incompatible as served_pairs
 from upgrade_guard.rules.kinds import (
     CrdRule,
@@ -77,7 +82,9 @@ def changes_between(
 
 def changes(subject: CrdSets) -> Changes:
     """What the rules find between the two CRD sets, by CRD name."""
-    raw: list[Placed] = list(run(_SET_CHECKS, subject))
+    raw: list[Placed] = [
+        _crd_removed_witnessed(item, subject) for item in run(_SET_CHECKS, subject)
+    ]
     compared = 0
     unchanged: set[str] = set()
     for pair in subject.pairs():
@@ -119,6 +126,8 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
         compared = crd_rule.compare(pair)
         if crd_rule.code == served_version_removed.RULE.code:
             compared = (_unserved_witnessed(old, change) for change in compared)
+        elif crd_rule.code == stored_version_removed.RULE.code:
+            compared = (_stored_removed_witnessed(old, change) for change in compared)
         yield from _raw(crd_rule, new.name, None, None, compared)
     in_spec = unclassified_change.in_spec(pair, _HANDLED_SPEC_FIELDS)
     yield from _raw(unclassified_change.RULE, new.name, None, None, in_spec)
@@ -176,13 +185,42 @@ def _unserved_witnessed(old: Crd, change: Change) -> Change:
     """UG105's change with its witness: an object stored at the version no longer served,
     which a GET at that version can no longer reach."""
     gone = change.old if isinstance(change.old, str) else None
-    if gone is None or gone not in old.versions or change.severity not in (None, Severity.ERROR):
+    if gone is None or gone not in old.served_versions:
         return change
-    group, kind = _group_kind(old)
-    stored = witness.minimal(old.schema_of(gone), group, kind, gone, minors.NEWEST)
+    stored = _minimal(old, gone)
+    return change if stored is None else replace(change, witness=witness.unreachable(gone, stored))
+
+
+def _crd_removed_witnessed(item: Placed, subject: CrdSets) -> Placed:
+    """UG101's change with its witness: an object stored while the CRD was live, which a GET
+    at its storage version (else its first served one) can no longer reach."""
+    crd = subject.old.get(item.crd or "")
+    if item.rule.code != crd_removed.RULE.code or crd is None:
+        return item
+    at = crd.storage_version if crd.storage_version in crd.served_versions else None
+    at = at or next(iter(crd.served_versions), None)
+    stored = None if at is None else _minimal(crd, at)
+    if at is None or stored is None:
+        return item
+    return replace(item, change=replace(item.change, witness=witness.unreachable(at, stored)))
+
+
+def _stored_removed_witnessed(old: Crd, change: Change) -> Change:
+    """UG104's change with its witness: an object written at the storage version the new
+    CRD drops, which records it in status.storedVersions: the new CRD is refused. Only for
+    the storage version, which applying the old CRD records (others, a file may not)."""
+    gone = change.old if isinstance(change.old, str) else None
+    if gone is None or gone != old.storage_version or gone not in old.served_versions:
+        return change
+    stored = _minimal(old, gone)
     if stored is None:
         return change
-    return replace(change, witness=witness.unreachable(gone, stored))
+    return replace(change, witness=witness.crd_refused(gone, stored))
+
+
+def _minimal(crd: Crd, version: str) -> dict[str, object] | None:
+    group, kind = _group_kind(crd)
+    return witness.minimal(crd.schema_of(version), group, kind, version, minors.NEWEST)
 
 
 def _checked_by_status_writes(found: SchemaChange) -> bool:

@@ -88,6 +88,7 @@ _COMPARED = re.compile(
     r"\bself\.([A-Za-z_]\w*)\s*(==|>=|<=|>|<)\s*('[^'\\]*'|\"[^\"\\]*\"|-?\d+|true|false)"
 )
 _NOT_FOUND = "the server could not find the requested resource"
+_STORED_MISSING = "must appear in spec.versions"
 
 
 @dataclass(frozen=True)
@@ -560,3 +561,8 @@ def minimal(
 def unreachable(version: str, stored: dict[str, Any]) -> Witness:
     """A GET at a version the new CRD no longer serves, of an object stored at it: 404."""
     return Witness(version, "read", stored, "refuses", _NOT_FOUND)
+
+
+def crd_refused(version: str, stored: dict[str, Any]) -> Witness:
+    """Applying a CRD that drops ``version``, where an object was stored at it, is refused."""
+    return Witness(version, "apply-crd", stored, "refuses", _STORED_MISSING)
