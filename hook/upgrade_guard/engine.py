@@ -153,7 +153,8 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
                     found.path,
                     found.rule.code,
                     *_said(change),
-                    _harm(found.rule),
+                    found.rule.harm,
+                    status,
                 )
                 change = replace(change, witness=builder.witness(target))
             yield Placed(found.rule, new.name, version.name, found.path, change, found.node)
@@ -162,9 +163,13 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
 
 
 def _may_refuse(found: SchemaChange) -> bool:
-    """Whether a property rule's change can end as an error: only those get a witness."""
-    severity = found.change.severity or found.rule.severity
-    return isinstance(found.rule, PropertyRule) and severity is Severity.ERROR
+    """Whether a property rule's change can end as an error and be witnessed: only those
+    are looked for. A rule whose harm no stored value decides (a map's merge strategy) has
+    none a CREATE, UPDATE or GET shows: its errors stay unproven."""
+    rule, severity = found.rule, found.change.severity or found.rule.severity
+    return (
+        isinstance(rule, PropertyRule) and severity is Severity.ERROR and rule.harm is not Harm.NONE
+    )
 
 
 def _group_kind(crd: Crd) -> tuple[str, str]:
@@ -173,12 +178,6 @@ def _group_kind(crd: Crd) -> tuple[str, str]:
 
 def _said(change: Change) -> tuple[object, object]:
     return change.old, change.new
-
-
-def _harm(rule: Rule) -> Harm:
-    """What witnesses the rule's harm; a rule that names none may be witnessed either way."""
-    harm = rule.harm
-    return Harm.BOTH if harm is Harm.NONE else harm
 
 
 def _unserved_witnessed(old: Crd, change: Change) -> Change:

@@ -194,3 +194,13 @@ def test_an_old_cel_rule_no_candidate_satisfies_leaves_it_unproven() -> None:
 def test_a_rule_s_harm_decides_the_operation() -> None:
     """A removed property is pruned on read; a refusal rule's witness is never a read."""
     assert built("UG201", obj({"x": S}), obj({}), ("x",), W) is None
+
+
+def test_nothing_under_status_is_witnessed_where_a_create_drops_it() -> None:
+    old = obj({"status": obj({"x": {**S, "enum": ["a", "b"]}})})
+    new = obj({"status": obj({"x": {**S, "enum": ["a"]}})})
+    target = Target("g.example.com", "K", "v1", ("status", "x"), "UG207", harm=W)
+    assert Builder(old, new, (1, 35)).witness(target) is not None
+    dropped = Target("g.example.com", "K", "v1", ("status", "x"), "UG207", harm=W,
+                     status_subresource=True)  # fmt: skip
+    assert Builder(old, new, (1, 35)).witness(dropped) is None

@@ -11,6 +11,7 @@ differ, as do ``true`` and ``1``. Every check here is held to kube-apiserver v1.
 from __future__ import annotations
 
 import json
+import marshal
 import math
 import re
 import sys
@@ -239,13 +240,31 @@ def item_schema(schema: Schema | None) -> Schema | None:
     return items if isinstance(items, Mapping) else None
 
 
+# The keywords the value checks ask ``uses`` of, found at once in a schema's marshaled bytes
+# (C speed): a walk of every node below the root, for each of them, is most of what judging
+# a small object against a large schema costs. A keyword's name met elsewhere (a property
+# so named, a description) only makes a check look further, never changes what it finds.
+_TRACKED = tuple(
+    (keyword, keyword.encode())
+    for keyword in (
+        "x-kubernetes-validations",
+        "x-kubernetes-embedded-resource",
+        "x-kubernetes-list-type",
+    )
+)
 _USES: dict[tuple[int, str], tuple[Schema, bool]] = {}
+_TRACKED_IN: dict[int, tuple[Schema, frozenset[str] | None]] = {}
 
 
 def uses(schema: Schema, keyword: str) -> bool:
     """Whether ``keyword`` appears in ``schema`` or in any schema inside it (by the one walker,
     :func:`upgrade_guard.schema.subschemas`; cached per schema object, which the cache keeps
-    alive)."""
+    alive); for the tracked keywords, possibly also where it appears otherwise."""
+    known = _TRACKED_IN.get(id(schema))
+    if known is None:
+        known = _TRACKED_IN[id(schema)] = (schema, _tracked_in(schema))
+    if known[1] is not None and any(keyword == name for name, _ in _TRACKED):
+        return keyword in known[1]
     key = (id(schema), keyword)
     found = _USES.get(key)
     if found is None:
@@ -255,6 +274,16 @@ def uses(schema: Schema, keyword: str) -> bool:
         )
         found = _USES[key] = (schema, result)
     return found[1]
+
+
+def _tracked_in(schema: Schema) -> frozenset[str] | None:
+    """The tracked keywords whose names ``schema``'s bytes hold; None where marshal cannot
+    write it (not plain dicts and lists): then each is walked for."""
+    try:
+        blob = marshal.dumps(dict(schema))
+    except ValueError:
+        return None
+    return frozenset(name for name, data in _TRACKED if data in blob)
 
 
 Memo = dict[tuple[int, int], tuple[Any, list[Any]]]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,7 +96,9 @@ class Target:
     """What a witness is looked for: the CRD's group and kind, the version, the change's
     path (schema segments: names, ``[]``, ``*``) and rule, what the change says it
     added (a CEL rule's expression) where that matters, and the rule's harm: a rule whose
-    harm is a refusal is witnessed by a refusal only, one changed on read by a read only."""
+    harm is a refusal is witnessed by a refusal only, one changed on read by a read only.
+    With the status subresource, a CREATE drops status: nothing under it is witnessed (a
+    /status write is no operation of the contract), and the minimal object holds none."""
 
     group: str
     kind: str
@@ -106,6 +108,7 @@ class Target:
     old: Any = None
     new: Any = None
     harm: Harm = Harm.BOTH
+    status_subresource: bool = False
 
 
 class Builder:
@@ -121,9 +124,12 @@ class Builder:
         self.old_schema, self.new_schema = old, new
         self.old, self.new = judge.Judge(old, kube_version), judge.Judge(new, kube_version)
         self._synth = _Synthesis(kube_version)
+        self._bases: dict[tuple[str, str, str], dict[str, Any] | None] = {}
 
     def witness(self, target: Target) -> Witness | None:
-        base = self._synth.root(self.old_schema, target)
+        if target.status_subresource and target.path[:1] == ("status",):
+            return None
+        base = self._base(target)
         if base is None:
             return None
         transition = isinstance(target.new, str) and schemas.uses_old_self(target.new)
@@ -142,6 +148,16 @@ class Builder:
             if transition and len(tried) < _MAX_PAIRS:
                 tried.append((stored, body, where))
         return self._update(tried, target) if transition else None
+
+    def _base(self, target: Target) -> dict[str, Any] | None:
+        """The minimal object of the old schema, made once: the same for every change."""
+        key = (target.group, target.kind, target.version)
+        if key not in self._bases:
+            base = self._synth.root(self.old_schema, target)
+            if base is not None and target.status_subresource:
+                base.pop("status", None)
+            self._bases[key] = base
+        return self._bases[key]
 
     def _stored(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """What the old CRD stores of ``body`` written as a CREATE, None where it refuses."""
@@ -324,6 +340,7 @@ class _Synthesis:
     def __init__(self, kube_version: tuple[int, int]) -> None:
         self.validator = OpenAPIValidator(kube_version)
         self.kube_version = kube_version
+        self._values: dict[int, tuple[values.Schema, Any]] = {}
 
     def accepts(self, value: Any, node: values.Schema) -> bool:
         found = self.validator.validate(value, node, "")
@@ -343,11 +360,22 @@ class _Synthesis:
         }
 
     def value(self, node: values.Schema, depth: int) -> Any:
-        candidates = list(self._candidates(node, depth))
-        for candidate in candidates:
+        """Read-only: the value is shared by every caller asking for the same node."""
+        known = self._values.get(id(node))
+        if known is not None and known[0] is node:
+            return known[1]
+        first: Any = None
+        found: Any = None
+        for count, candidate in enumerate(self._candidates(node, depth)):
+            if count == 0:
+                first = candidate
             if self.accepts(candidate, node):
-                return candidate
-        return candidates[0] if candidates else {}
+                found = candidate
+                break
+        else:
+            found = {} if first is None else first
+        self._values[id(node)] = (node, found)
+        return found
 
     def _candidates(self, node: values.Schema, depth: int) -> Iterator[Any]:
         enum = [member for member in node.get("enum") or [] if member is not None]
@@ -446,7 +474,17 @@ def _node_at(root: values.Schema, path: schemas.Path) -> values.Schema | None:
 
 
 def _child(node: values.Schema, part: str, resource: bool) -> values.Schema | None:
-    found = schemas.children(node).get(part)
+    """The schema of the value at ``part`` inside ``node`` (as ``schema.children`` has it,
+    looked up rather than listed: a spec may have hundreds of properties)."""
+    if part == schemas.ITEMS:
+        found = values.item_schema(node)
+    elif part == schemas.ADDITIONAL:
+        extra = node.get("additionalProperties")
+        found = {} if extra is True else extra if isinstance(extra, Mapping) else None
+    else:
+        properties = node.get("properties")
+        found = properties.get(_name(part)) if isinstance(properties, Mapping) else None
+        found = found if isinstance(found, Mapping) else None
     if found is not None:
         return found
     if resource or node.get("x-kubernetes-embedded-resource"):
