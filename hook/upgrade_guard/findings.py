@@ -118,7 +118,8 @@ class Finding:
     notes: tuple[str, ...] = ()
     location: tuple[str, int] | None = None  # (file, line) in the new CRD file, when known
     # An error of a CRD rule: True with the witness that shows its harm, False where none
-    # could be built (it stays an error, counted unproven); None for any other finding.
+    # could be built (it stays an error, counted unproven); None for any other finding (a
+    # ratcheted warning keeps the witness of the error it was).
     witness: Witness | None = None
     proven: bool | None = None
 

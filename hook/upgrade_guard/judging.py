@@ -201,10 +201,18 @@ def judge(
     ordered = _accepted(ordered, changes, context)
     ordered.sort(key=_step_order)
     return Outcome(
-        findings=tuple(finding for _, finding in ordered),
+        findings=tuple(_proved(finding) for _, finding in ordered),
         crds_compared=changes.crds_compared,
         policy=policy.source,
     )
+
+
+def _proved(finding: Finding) -> Finding:
+    """Whether an error of a CRD rule is proven (it carries a witness), once its severity is
+    final (evidence may make a ratcheted warning an error again, or an error a warning)."""
+    if finding.severity is Severity.ERROR and finding.code.startswith(_CRD_RULE_CODES):
+        return replace(finding, proven=finding.witness is not None)
+    return finding
 
 
 def _step_order(pair: tuple[int, Finding]) -> tuple[Any, ...]:
@@ -307,12 +315,7 @@ def _finding(item: Placed, policy: Policy, kube_version: tuple[int, int] | None)
         old=item.change.old,
         new=item.change.new,
         notes=(*item.change.notes, *notes),
-        witness=item.change.witness if severity is Severity.ERROR else None,
-        proven=(
-            item.change.witness is not None
-            if severity is Severity.ERROR and item.rule.code.startswith(_CRD_RULE_CODES)
-            else None
-        ),
+        witness=item.change.witness,
     )
 
 
