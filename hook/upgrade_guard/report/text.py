@@ -30,10 +30,10 @@ _UNPROVEN = "unproven: no witness could be built for it; it stays an error"
 
 
 def _witness_lines(witness: Witness) -> list[RenderableType]:
-    """What the apiserver does, then the objects as one JSON line each (copyable)."""
+    """What the apiserver does, then the objects, one line each, never broken (copyable)."""
     lines: list[RenderableType] = [
-        _indented(
-            f"witness: {witness.operation} at {witness.version}: the apiserver"
+        Text(
+            f"{' ' * 10}witness: {witness.operation} at {witness.version}: the apiserver"
             f" {witness.apiserver}: {witness.message}",
             style="magenta",
         )
