@@ -204,3 +204,13 @@ def test_nothing_under_status_is_witnessed_where_a_create_drops_it() -> None:
     dropped = Target("g.example.com", "K", "v1", ("status", "x"), "UG207", harm=W,
                      status_subresource=True)  # fmt: skip
     assert Builder(old, new, (1, 35)).witness(dropped) is None
+
+
+def test_a_one_of_many_object_holds_the_changed_field_alone() -> None:
+    """external-secrets' provider: minProperties and maxProperties 1; the minimal object's
+    first provider makes way for the one the change is in."""
+    provider = {"type": "object", "minProperties": 1, "maxProperties": 1}
+    old = obj({"provider": {**provider, "properties": {"a": obj({}), "fake": obj({"x": S})}}})
+    new = obj({"provider": {**provider, "properties": {"a": obj({}), "fake": obj({})}}})
+    found = built("UG201", old, new, ("provider", "fake", "x"), R)
+    assert found is not None and found.stored["spec"] == {"provider": {"fake": {"x": "a"}}}

@@ -532,6 +532,7 @@ def _place(
             if not isinstance(container, dict):
                 raise _Unplaceable
         key = next(iter(container), "a") if part == schemas.ADDITIONAL else _name(part)
+        container = _room_for(container, node, key)
         steps.append(key)
         current = container.get(key)
         inner = put(current if current is not None else synth.value(child, 1), child, below)
@@ -545,6 +546,18 @@ def _place(
     except _Unplaceable:
         return None
     return (placed, steps) if isinstance(placed, dict) else None
+
+
+def _room_for(container: dict[str, Any], node: values.Schema, key: str) -> dict[str, Any]:
+    """``container`` less the fields it need not hold where ``key`` would be one too many
+    (a minimal object filled to its minProperties with another field than ``key``)."""
+    most = node.get("maxProperties")
+    if key in container or not isinstance(most, int) or len(container) < most:
+        return container
+    required = set(node.get("required") or [])
+    optional = [name for name in container if name not in required]
+    drop = set(optional[: len(container) + 1 - most])
+    return {name: value for name, value in container.items() if name not in drop}
 
 
 class _Unplaceable(Exception):
