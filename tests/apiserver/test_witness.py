@@ -214,3 +214,20 @@ def test_a_one_of_many_object_holds_the_changed_field_alone() -> None:
     new = obj({"provider": {**provider, "properties": {"a": obj({}), "fake": obj({})}}})
     found = built("UG201", old, new, ("provider", "fake", "x"), R)
     assert found is not None and found.stored["spec"] == {"provider": {"fake": {"x": "a"}}}
+
+
+def test_the_fields_an_old_rule_tests_with_has_are_set() -> None:
+    """upjet: ``... || has(self.forProvider.name)``, a required parameter in a CEL rule."""
+    rule = {"rule": "has(self.forProvider.name) || has(self.initProvider)"}
+    old = obj({"forProvider": obj({"name": S, "x": S})}, **{"x-kubernetes-validations": [rule]})
+    new = obj({"forProvider": obj({"name": S})}, **{"x-kubernetes-validations": [rule]})
+    found = built("UG201", old, new, ("forProvider", "x"), R)
+    assert found is not None and found.stored["spec"]["forProvider"]["name"] == "a"
+
+
+def test_a_map_key_a_rule_quotes() -> None:
+    rule = "self.all(key, !key.contains('*'))"
+    labels = {"type": "object", "additionalProperties": S}
+    new = obj({"labels": {**labels, "x-kubernetes-validations": [{"rule": rule}]}})
+    found = built("UG213", obj({"labels": labels}), new, ("labels",), W, rule)
+    assert found is not None and found.stored["spec"] == {"labels": {"*": "a"}}

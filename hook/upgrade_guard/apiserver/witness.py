@@ -83,6 +83,12 @@ _RULE_REASONS = {
     "FieldValueDuplicate": "Duplicate value",
 }
 _ABSENT = object()  # a candidate: the field left out
+_TESTED = re.compile(r"\bhas\(self((?:\.[A-Za-z_]\w*)+)\)")
+_REPAIRS = 3
+_QUOTED = re.compile(r"'[^'\\]*'|\"[^\"\\]*\"")
+# The largest candidates at a bound: the corpus tightens maxItems and maxProperties to 4096.
+_MOST_ITEMS = 10_000
+_LONGEST = 1 << 20
 _NAMED = re.compile(r"\bself\.([A-Za-z_]\w*)")
 _COMPARED = re.compile(
     r"\bself\.([A-Za-z_]\w*)\s*(==|>=|<=|>|<)\s*('[^'\\]*'|\"[^\"\\]*\"|-?\d+|true|false)"
@@ -141,6 +147,10 @@ class Builder:
             body, where = placed
             stored = self._stored(body)
             if stored is None:
+                # the candidate reaches a node whose old CEL rules test other fields
+                body = _repaired(body, self.old, self._synth)
+                stored = self._stored(body)
+            if stored is None:
                 continue
             found = self._create_or_read(stored, where, target)
             if found is not None:
@@ -156,7 +166,7 @@ class Builder:
             base = self._synth.root(self.old_schema, target)
             if base is not None and target.status_subresource:
                 base.pop("status", None)
-            self._bases[key] = base
+            self._bases[key] = None if base is None else _repaired(base, self.old, self._synth)
         return self._bases[key]
 
     def _stored(self, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -245,6 +255,7 @@ def _ranked(
         yield from _structural(old, synth)
     if code == "UG213" and isinstance(target.new, str):
         yield from _named_by_rule(target.new, old, synth)
+        yield from _quoted_by_rule(target.new, old, synth)
     yield from _bounds(old, new, synth)
     minimal = synth.value(old, 0)
     yield minimal
@@ -280,6 +291,20 @@ def _named_by_rule(rule: str, old: values.Schema, synth: _Synthesis) -> Iterator
         yield {**minimal, **named}
         for name, value in named.items():
             yield {**minimal, name: value}
+
+
+def _quoted_by_rule(rule: str, old: values.Schema, synth: _Synthesis) -> Iterator[Any]:
+    """For a CEL rule: the strings it quotes (and the empty one), as the value, a map's key
+    or a list's item (``self.all(key, !key.contains('*'))``)."""
+    quoted = [text[1:-1] for text in _QUOTED.findall(rule)]
+    extra = old.get("additionalProperties")
+    items = values.item_schema(old)
+    for text in dict.fromkeys([*quoted, *(q + "a" for q in quoted), ""]):
+        yield text
+        if isinstance(extra, Mapping):
+            yield {text: synth.value(extra, 1)}
+        if items is not None and items.get("type") == "string":
+            yield [text]
 
 
 def _structural(old: values.Schema, synth: _Synthesis) -> Iterator[Any]:
@@ -319,16 +344,16 @@ def _bounds(old: values.Schema, new: values.Schema, synth: _Synthesis) -> Iterat
     for side in (new, old):
         for key, step in (("minLength", -1), ("maxLength", 1)):
             bound = side.get(key)
-            if isinstance(bound, int) and 0 <= bound + step <= 4096:
+            if isinstance(bound, int) and 0 <= bound + step <= _LONGEST:
                 yield "a" * (bound + step)
                 yield "a" * bound
         for key, step in (("minItems", -1), ("maxItems", 1)):
             bound = side.get(key)
-            if isinstance(bound, int) and 0 <= bound + step <= 256:
+            if isinstance(bound, int) and 0 <= bound + step <= _MOST_ITEMS:
                 yield [copy.deepcopy(item) for _ in range(bound + step)]
         for key, step in (("minProperties", -1), ("maxProperties", 1)):
             bound = side.get(key)
-            if isinstance(bound, int) and 0 <= bound + step <= 256:
+            if isinstance(bound, int) and 0 <= bound + step <= _MOST_ITEMS:
                 extra = side.get("additionalProperties")
                 value = synth.value(extra if isinstance(extra, dict) else {}, 1)
                 yield {f"k{i}": copy.deepcopy(value) for i in range(bound + step)}
@@ -462,6 +487,44 @@ class _Synthesis:
         if isinstance(factor, int | float) and not isinstance(factor, bool):
             yield factor
         yield 1
+
+
+def _repaired(base: dict[str, Any], old: judge.Judge, synth: _Synthesis) -> dict[str, Any]:
+    """``base`` with the fields the old CEL rules it fails test with ``has()`` set (upjet's
+    ``... || has(self.forProvider.name) || ...``: a required parameter), a few rounds."""
+    for _ in range(_REPAIRS):
+        refused = old.create(base).violations
+        if not refused or any(v.check != "rule" for v in refused):
+            return base
+        repaired = base
+        for violation in refused:
+            at = values.steps(violation.path)
+            if not all(isinstance(step, str) for step in at):
+                continue
+            where = tuple(schemas.segment(str(step)) for step in at)
+            node = _node_at(old.schema, where)
+            rules = (node or {}).get("x-kubernetes-validations") or []
+            for rule in rules:
+                text = rule.get("rule") if isinstance(rule, Mapping) else None
+                for chain in _TESTED.findall(text if isinstance(text, str) else ""):
+                    path = where + tuple(schemas.segment(p) for p in chain.split(".")[1:])
+                    field = _node_at(old.schema, path)
+                    if field is None or _holds(repaired, path):
+                        continue
+                    placed = _place(repaired, old.schema, path, synth.value(field, 1), synth)
+                    repaired = placed[0] if placed is not None else repaired
+        if repaired is base:
+            return base
+        base = repaired
+    return base
+
+
+def _holds(value: Any, path: schemas.Path) -> bool:
+    for part in path:
+        if not isinstance(value, dict) or _name(part) not in value:
+            return False
+        value = value[_name(part)]
+    return True
 
 
 def _node_at(root: values.Schema, path: schemas.Path) -> values.Schema | None:
@@ -600,9 +663,11 @@ def minimal(
 ) -> dict[str, Any] | None:
     """The smallest object ``schema`` (a version's root) accepts as a CREATE, as stored."""
     checker = judge.Judge(schema, kube_version)
-    body = _Synthesis(kube_version).root(schema, Target(group, kind, version, (), ""))
+    synth = _Synthesis(kube_version)
+    body = synth.root(schema, Target(group, kind, version, (), ""))
     if body is None:
         return None
+    body = _repaired(body, checker, synth)
     attempt = checker.create(body)
     if attempt.refused or attempt.not_evaluated:
         return None
