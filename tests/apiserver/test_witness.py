@@ -231,3 +231,10 @@ def test_a_map_key_a_rule_quotes() -> None:
     new = obj({"labels": {**labels, "x-kubernetes-validations": [{"rule": rule}]}})
     found = built("UG213", obj({"labels": labels}), new, ("labels",), W, rule)
     assert found is not None and found.stored["spec"] == {"labels": {"*": "a"}}
+
+
+def test_a_map_value_s_path_is_printed_as_the_apiserver_prints_it() -> None:
+    old = obj({"labels": {"type": "object", "additionalProperties": {**S, "enum": ["a", "b"]}}})
+    new = obj({"labels": {"type": "object", "additionalProperties": {**S, "enum": ["a"]}}})
+    found = built("UG207", old, new, ("labels", "*"), W)
+    assert found is not None and found.message == "spec.labels[a]: Unsupported value"

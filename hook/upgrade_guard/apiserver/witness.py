@@ -85,6 +85,7 @@ _RULE_REASONS = {
 _ABSENT = object()  # a candidate: the field left out
 _TESTED = re.compile(r"\bhas\(self((?:\.[A-Za-z_]\w*)+)\)")
 _REPAIRS = 3
+_KEYED = re.compile(r'\[("(?:[^"\\]|\\.)*")\]')
 _QUOTED = re.compile(r"'[^'\\]*'|\"[^\"\\]*\"")
 # The largest candidates at a bound: the corpus tightens maxItems and maxProperties to 4096.
 _MOST_ITEMS = 10_000
@@ -652,10 +653,15 @@ def _message(found: Violation) -> str:
     elif found.check == "rule":
         reason = _RULE_REASONS.get(found.reason or "", "Invalid value")
     elif found.check in ("embedded", "rule-error"):
-        return f"{found.path}:"
+        return f"{_field_path(found.path)}:"
     else:
         reason = _REASONS.get(found.check, "Invalid value")
-    return f"{found.path}: {reason}" if found.path else reason
+    return f"{_field_path(found.path)}: {reason}" if found.path else reason
+
+
+def _field_path(path: str) -> str:
+    """The model's path as the apiserver prints it: a map key unquoted (``labels[a]``)."""
+    return _KEYED.sub(lambda key: f"[{json.loads(key.group(1))}]", path)
 
 
 def minimal(
