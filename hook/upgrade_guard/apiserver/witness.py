@@ -171,11 +171,12 @@ class Builder:
         return self._bases[key]
 
     def _stored(self, body: dict[str, Any]) -> dict[str, Any] | None:
-        """What the old CRD stores of ``body`` written as a CREATE, None where it refuses."""
+        """What the old CRD stores of ``body`` written as a CREATE, None where it refuses
+        (read-only: it shares parts with ``body``; a witness holds a copy)."""
         attempt = self.old.create(body)
         if attempt.refused or attempt.not_evaluated:
             return None
-        return copy.deepcopy(self.old.read(body))
+        return self.old.read(body)
 
     def _create_or_read(
         self, stored: dict[str, Any], where: list[str | int], target: Target
@@ -185,7 +186,7 @@ class Builder:
             attempt = self.new.create(judge.fresh_copy(stored))
             own = _own(attempt.violations, where)
             if own is not None:
-                return Witness(version, "create", stored, "refuses", _message(own))
+                return Witness(version, "create", copy.deepcopy(stored), "refuses", _message(own))
         if target.harm is Harm.REFUSED_ON_WRITE:
             return None
         read, patch = readback.coerce(stored, self.new.schema)
@@ -194,7 +195,7 @@ class Builder:
             return Witness(
                 version,
                 "read",
-                stored,
+                copy.deepcopy(stored),
                 "reads back changed",
                 "; ".join(f"{op} {path}" for op, path in operations),
                 read_back=copy.deepcopy(read),
@@ -214,7 +215,7 @@ class Builder:
                     return Witness(
                         target.version,
                         "update",
-                        stored,
+                        copy.deepcopy(stored),
                         "refuses",
                         _message(own),
                         object=copy.deepcopy(self.old.read(body)),
