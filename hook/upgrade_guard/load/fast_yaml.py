@@ -85,8 +85,10 @@ _MARGIN_AS_SPACES = bytes.maketrans(b"?-", b"  ")
 # rapidyaml's JSON writes infinities and NaNs (inf, -Infinity, .NaN...) as these strings.
 _REWRITTEN = frozenset({".inf", "-.inf", "+.inf", ".nan"})
 # A JSON string (or key) starting with what no plain scalar may start with, or an empty
-# key: an opening quote follows one of "[ { , :" and white space, a closing one never does.
-_ODD_STRING = re.compile(rb'[\[{,:][ \n]*"[@`%\]},:?]|[{,][ \n]*"":')
+# key: an opening quote follows one of "[ { , :" and white space, a closing one never does
+# (an empty key after "[" or ":" is not JSON). One pattern led by one class, without
+# backtracking into the white space, searches several times faster than two alternatives.
+_ODD_STRING = re.compile(rb'[\[{,:](?>[ \n]*)"(?:[@`%\]},:?]|":)')
 _LONG = 1000
 _MAX_SEARCHES = 64
 _LONG_LINE = re.compile(rb"\n[^\n]{%d}" % _LONG)
