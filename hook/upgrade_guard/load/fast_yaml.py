@@ -89,6 +89,8 @@ _REWRITTEN = frozenset({".inf", "-.inf", "+.inf", ".nan"})
 # (an empty key after "[" or ":" is not JSON). One pattern led by one class, without
 # backtracking into the white space, searches several times faster than two alternatives.
 _ODD_STRING = re.compile(rb'[\[{,:](?>[ \n]*)"(?:[@`%\]},:?]|":)')
+# What a plain scalar may not start with where libyaml reads it.
+_ODD_FIRST = frozenset(b"@`%:?]},")
 _LONG = 1000
 _MAX_SEARCHES = 64
 _LONG_LINE = re.compile(rb"\n[^\n]{%d}" % _LONG)
@@ -346,24 +348,28 @@ def _quiet_stderr() -> Iterator[None]:
 
 def _plain_in_tree(tree: Any, texts: set[str], odd: bool) -> bool:
     """Whether a scalar of the tree that is neither quoted nor a block scalar is in texts,
-    or (if odd) starts with a character libyaml refuses there or is an empty key."""
-    kind, key, val = tree.type, tree.key, tree.val
+    or (if odd) starts with a character libyaml refuses there or is an empty key. (The
+    walk calls rapidyaml's functions themselves: its methods add a call per node.)"""
+    node_type, node_key, node_val = ryml._ryml.Tree_type, ryml._ryml.Tree_key, ryml._ryml.Tree_val
     lengths = {len(text.encode()) for text in texts}
     for node in range(tree.size()):
-        flags = kind(node)
-        for has, styled, get in (
-            (ryml.KEY, _KEY_NOT_PLAIN, key),
-            (ryml.VAL, _VAL_NOT_PLAIN, val),
-        ):
-            if flags & has and not flags & styled:
-                view = get(node)
-                size = 0 if view is None else len(view)
-                if size in lengths and bytes(view or b"").decode() in texts:
+        flags = node_type(tree, node)
+        if flags & ryml.KEY and not flags & _KEY_NOT_PLAIN:
+            view = node_key(tree, node)
+            if not view:
+                if odd:
                     return True
-                if odd and (
-                    (size == 0 and has == ryml.KEY) or (size > 0 and bytes(view[:1]) in b"@`%:?]},")
-                ):
-                    return True
+            elif (odd and view[0] in _ODD_FIRST) or (
+                len(view) in lengths and bytes(view).decode() in texts
+            ):
+                return True
+        if flags & ryml.VAL and not flags & _VAL_NOT_PLAIN:
+            view = node_val(tree, node)
+            if view and (
+                (odd and view[0] in _ODD_FIRST)
+                or (len(view) in lengths and bytes(view).decode() in texts)
+            ):
+                return True
     return False
 
 
@@ -432,9 +438,9 @@ def _read_one(piece: bytes, max_depth: int, differs: Any) -> Any:
     if flow and _multiline_flow_possible(piece):
         special |= ryml.FLOW_ML
     if special:
-        kind = tree.type
+        node_type = ryml._ryml.Tree_type
         for node in range(tree.size()):
-            if kind(node) & special:
+            if node_type(tree, node) & special:
                 raise _Fallback
     with _quiet_stderr():  # deeper than rapidyaml's emitter goes (64): libyaml's turn
         # Into a buffer of ours: ryml.emit_json's own buffer is never freed (0.15.2).
