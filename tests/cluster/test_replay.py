@@ -1,0 +1,181 @@
+"""Every error's witness replayed on the real kube-apiserver (issue 33 item 2; tools/replay.py,
+tools/testenv/replay.py; the contract: docs/reports.md, "witness").
+
+First the harness itself, on hand-written witnesses for a CRD pair built here: each outcome
+(confirmed, refuted, not replayed, no witness) for each operation. Then the corpus's release
+pairs and the shared charts: a seeded sample of CRDs with errors, every one with
+``UPGRADE_GUARD_REPLAY_ALL=1``; no witness may be refuted. The per-rule table is printed
+(``-s``) and, with ``UG_REPLAY_TABLE=path``, written there.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import replay as tool
+from corpus import require_corpus
+from testenv import Cluster, truth
+from testenv.replay import CRDReplay, Outcome, detail_lines, table_text
+from testenv.truth import crd_body, root_schema, version_entry
+
+REPLAY_ALL = os.environ.get("UPGRADE_GUARD_REPLAY_ALL") == "1"
+SAMPLE = int(os.environ.get("UG_REPLAY_SAMPLE", str(tool.SAMPLE)))
+SEED = int(os.environ.get("UG_REPLAY_SEED", str(tool.SEED)))
+STR = {"type": "string"}
+GROUP = truth.GROUP
+V1 = f"{GROUP}/v1"
+
+
+def widget(spec: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": V1, "kind": "Widget", "metadata": {"name": "witness"}, "spec": spec}
+
+
+def finding(code: str, path: str, witness: dict[str, Any] | None) -> dict[str, Any]:
+    return {
+        "code": code,
+        "severity": "error",
+        "crd": f"widgets.{GROUP}",
+        "version": "v1",
+        "path": path,
+        "proven": witness is not None,
+        "witness": witness,
+    }
+
+
+def refuses(operation: str, stored: dict[str, Any], message: str, obj: Any = None) -> Any:
+    return {
+        "version": "v1",
+        "operation": operation,
+        "stored": widget(stored),
+        "object": widget(obj) if obj is not None else None,
+        "apiserver": "refuses",
+        "message": message,
+        "read_back": None,
+    }
+
+
+def reads(stored: dict[str, Any], read_back: dict[str, Any], message: str) -> Any:
+    return {
+        "version": "v1",
+        "operation": "read",
+        "stored": widget(stored),
+        "object": None,
+        "apiserver": "reads back changed",
+        "message": message,
+        "read_back": widget(read_back),
+    }
+
+
+MODE_B = 'spec.mode: Unsupported value: "b"'
+# (finding, the outcome the replay must give it)
+CASES = [
+    (finding("UG202", "spec.mode", refuses("create", {"mode": "b"}, MODE_B)), "confirmed"),
+    (
+        finding("UG202", "spec.mode", refuses("update", {"mode": "a"}, MODE_B, {"mode": "b"})),
+        "confirmed",
+    ),
+    (finding("UG201", "spec.legacy", reads({"legacy": "x"}, {}, "remove /spec/legacy")),
+     "confirmed"),
+    # A CREATE the new CRD allows, a message the apiserver does not give, a wrong read-back,
+    # an object the old CRD refuses, an update the old CRD refuses too, no witness:
+    (finding("UG202", "spec.mode", refuses("create", {"mode": "a"}, MODE_B)), "refuted"),
+    (finding("UG202", "spec.mode", refuses("create", {"mode": "b"}, "spec.mode: Required")),
+     "refuted"),
+    (finding("UG201", "spec.legacy", reads({"legacy": "x"}, {"legacy": "y"}, "")), "refuted"),
+    (finding("UG202", "spec.mode", refuses("create", {"mode": "c"}, "")), "refuted"),
+    (
+        finding("UG202", "spec.mode", refuses("update", {"mode": "a"}, "", {"mode": "c"})),
+        "refuted",
+    ),
+    (finding("UG213", "spec.mode", None), "no witness"),
+]  # fmt: skip
+
+
+def widgets(mode: list[str], **extra: Any) -> dict[str, Any]:
+    spec = {"mode": {**STR, "enum": mode}, **extra}
+    return crd_body("widgets", [version_entry("v1", root_schema(spec))])
+
+
+def replayed(cluster: Cluster, old: Any, new: Any, findings: list[Any]) -> list[Outcome]:
+    group = f"r{time.monotonic_ns()}.{GROUP}"
+    return CRDReplay(
+        cluster.admin, "hand-written", old, new, findings, replay_group=group, namespace="replay"
+    ).run()
+
+
+def test_each_outcome_of_each_operation(cluster: Cluster) -> None:
+    cluster.admin.ensure_namespace("replay")
+    old, new = widgets(["a", "b"], legacy=STR), widgets(["a"])
+    outcomes = replayed(cluster, old, new, [f for f, _ in CASES])
+    got = [(o.operation, o.result) for o in outcomes]
+    assert got == [(f["witness"]["operation"] if f["witness"] else "", r) for f, r in CASES], (
+        "\n".join(f"{o.operation} {o.result}: {o.detail}" for o in outcomes)
+    )
+    details = [o.detail for o in outcomes]
+    assert details[3] == "CREATE of the copy was allowed"
+    assert "without 'spec.mode: Required'" in details[4] and MODE_B in details[4]
+    assert details[5] == "read back differs from read_back (read_back -> GET): remove /spec/legacy"
+    assert details[6].startswith("the old CRD refused the stored object")
+    assert "the old CRD refused the update too" in details[7]
+
+
+def test_a_new_crd_the_apiserver_refuses(cluster: Cluster) -> None:
+    """A stored version dropped: the new CRD's apply is the operation (confirmed), and the
+    CRD's other witnesses cannot be replayed."""
+    cluster.admin.ensure_namespace("replay")
+    schema = root_schema({"mode": STR})
+    old = crd_body("widgets", [version_entry("v1", schema)])
+    new = crd_body("widgets", [version_entry("v2", schema)])
+    dropped = {
+        "version": "v1",
+        "operation": "apply-crd",
+        "stored": widget({}),
+        "object": None,
+        "apiserver": "refuses",
+        "message": 'status.storedVersions[0]: Invalid value: "v1": missing from spec.versions',
+        "read_back": None,
+    }
+    wrong = {**copy.deepcopy(dropped), "message": "spec.versions: Required"}
+    findings = [
+        finding("UG106", "", dropped),
+        finding("UG106", "", wrong),
+        finding("UG202", "spec.mode", refuses("create", {"mode": "b"}, MODE_B)),
+    ]
+    outcomes = replayed(cluster, old, new, findings)
+    assert [o.result for o in outcomes] == ["confirmed", "refuted", "not replayed"]
+    assert outcomes[2].detail.startswith("new CRD refused: ")
+
+
+def test_a_crd_absent_from_one_side_is_not_replayed(cluster: Cluster) -> None:
+    cluster.admin.ensure_namespace("replay")
+    witness = refuses("create", {"mode": "b"}, MODE_B)
+    outcomes = replayed(cluster, widgets(["a", "b"]), None, [finding("UG202", "x", witness)])
+    assert [(o.result, o.detail) for o in outcomes] == [
+        ("not replayed", "the CRD is not on the new side")
+    ]
+
+
+def test_corpus_and_charts_replay_with_no_witness_refuted(
+    cluster: Cluster, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The release pairs' errors (a seeded sample, or all with UPGRADE_GUARD_REPLAY_ALL=1):
+    no witness refuted, nothing left unreplayed but for a reason printed."""
+    require_corpus()
+    start = time.monotonic()
+    sources = tool.corpus_sources() + tool.chart_sources(cluster.binaries.helm, tmp_path)
+    chosen = list(tool.all_jobs(sources)) if REPLAY_ALL else tool.sampled(sources, SAMPLE, SEED)
+    outcomes = tool.replay(cluster.admin, chosen)
+    text = tool.report(outcomes, time.monotonic() - start, len(sources), len(chosen))
+    with capsys.disabled():
+        print(f"\n{text}")
+    target = os.environ.get("UG_REPLAY_TABLE")
+    if target:
+        Path(target).write_text(table_text(outcomes) + "\n")
+    assert chosen and outcomes
+    assert not detail_lines(outcomes, "refuted"), text

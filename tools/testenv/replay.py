@@ -1,0 +1,363 @@
+"""Witnesses replayed on the real apiserver (issue 33 item 2; the contract: /work/team/WITNESS.md).
+
+For one CRD of one release pair, every error finding's witness is held to kube-apiserver in
+one apply sequence: the old CRD is applied (and Established), each witness's ``stored`` object
+is created at its version, the new CRD is applied, and each operation is performed: a CREATE of
+a copy, an UPDATE to ``object``, a GET, or (``apply-crd``) the new CRD's apply itself. The
+finding is **confirmed** when the apiserver refuses with ``message`` in its error or reads back
+``read_back``, **refuted** otherwise (the detail says what the apiserver did), **no witness**
+when the finding has none (``proven`` false), **not replayed** when the sequence could not
+reach the operation (a CRD the apiserver refuses before it, a CRD absent from one side).
+
+What the replay changes in the CRDs, and why:
+
+* the group gets a prefix unique to the replay (``r7.cert-manager.io``): CRDs of every pair
+  live side by side in one apiserver without waiting for the previous pair's CRD to be
+  deleted; witnesses' ``apiVersion`` follow, and read-backs are compared under the original;
+* ``conversion.strategy: Webhook`` becomes ``None`` on both sides: no conversion webhook runs
+  here, and a write or read at the storage version never calls it;
+* the CRD's metadata is its name only (helm's and cainjector's annotations mean nothing here).
+
+Witness objects are named ``w<i>`` (copies ``w<i>-copy``) rather than ``witness``, since one
+CRD holds many; a namespaced CRD's objects are put in the replay's namespace.
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import jsonpatch
+
+from .crds import CRDTrial
+from .kube import JSON, Kube, KubeError
+
+OUTCOMES = ("confirmed", "refuted", "not replayed", "no witness")
+COLUMNS = ("errors", *OUTCOMES)
+# Set by the apiserver on every object; the contract leaves them out of ``read_back``.
+SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
+# The custom-resource handler takes up a new schema asynchronously after the CRD is
+# Established (CRDTrial waits, then SETTLE_SECONDS): a surprise is tried again for this long.
+RETRY_SECONDS = 3.0
+DETAIL_LIMIT = 300
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the replay made of one error finding."""
+
+    source: str  # the release pair, e.g. "cert-manager v1.5.0 -> v1.6.0"
+    crd: str
+    code: str
+    version: str | None
+    path: str | None
+    result: str  # one of OUTCOMES
+    detail: str = ""
+    operation: str = ""
+
+
+def errors_of(report: JSON) -> list[JSON]:
+    """The findings of a JSON report that are errors."""
+    return [f for f in report.get("findings", []) if f.get("severity") == "error"]
+
+
+def _short(text: str) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= DETAIL_LIMIT else text[: DETAIL_LIMIT - 3] + "..."
+
+
+def prepared(crd: JSON, group: str) -> JSON:
+    """The CRD as the replay applies it: under ``group``, conversion None, name only."""
+    spec = copy.deepcopy(crd["spec"])
+    spec["group"] = group
+    if (spec.get("conversion") or {}).get("strategy") == "Webhook":
+        spec["conversion"] = {"strategy": "None"}
+    return {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": f"{spec['names']['plural']}.{group}"},
+        "spec": spec,
+    }
+
+
+def _regrouped(obj: JSON, group: str, version: str, name: str, namespace: str | None) -> JSON:
+    body = copy.deepcopy(obj)
+    body["apiVersion"] = f"{group}/{version}"
+    metadata = body.setdefault("metadata", {})
+    metadata["name"] = name
+    if namespace:
+        metadata["namespace"] = namespace
+    else:
+        metadata.pop("namespace", None)
+    return body
+
+
+def as_witnessed(read: JSON, group: str, replay_group: str) -> JSON:
+    """A GET's object as the contract's ``read_back`` writes it: server metadata, the
+    replay's name and namespace gone, the original group."""
+    body = copy.deepcopy(read)
+    api_version = str(body.get("apiVersion", ""))
+    if api_version.startswith(f"{replay_group}/"):
+        body["apiVersion"] = group + api_version[len(replay_group) :]
+    metadata = body.get("metadata", {})
+    for key in (*SERVER_METADATA, "namespace"):
+        metadata.pop(key, None)
+    metadata["name"] = "witness"
+    return body
+
+
+def _expected_read(read_back: JSON) -> JSON:
+    body = copy.deepcopy(read_back)
+    metadata = body.setdefault("metadata", {})
+    metadata.pop("namespace", None)
+    metadata["name"] = "witness"
+    return body
+
+
+def _refusal(error: KubeError, witness: JSON) -> tuple[str, str]:
+    message = str(witness.get("message") or "")
+    if message in error.message:
+        return "confirmed", ""
+    return "refuted", _short(f"refused ({error.code}) without {message!r}: {error.message}")
+
+
+@dataclass
+class _Case:
+    index: int
+    finding: JSON
+    witness: JSON
+
+    @property
+    def name(self) -> str:
+        return f"w{self.index}"
+
+
+class CRDReplay:
+    """One CRD pair's apply sequence holding all its witnesses."""
+
+    def __init__(
+        self,
+        kube: Kube,
+        source: str,
+        old: JSON | None,
+        new: JSON | None,
+        findings: Sequence[JSON],
+        *,
+        replay_group: str,
+        namespace: str,
+    ) -> None:
+        self.kube = kube
+        self.source = source
+        self.old = old
+        self.new = new
+        self.findings = findings
+        self.replay_group = replay_group
+        self.namespace = namespace
+        self.outcomes: dict[int, Outcome] = {}
+
+    def _outcome(self, index: int, result: str, detail: str = "") -> None:
+        finding = self.findings[index]
+        witness = finding.get("witness") or {}
+        self.outcomes[index] = Outcome(
+            self.source,
+            str(finding.get("crd")),
+            str(finding.get("code")),
+            finding.get("version"),
+            finding.get("path"),
+            result,
+            _short(detail) if detail else "",
+            str(witness.get("operation", "")),
+        )
+
+    def run(self) -> list[Outcome]:
+        cases = []
+        for index, finding in enumerate(self.findings):
+            witness = finding.get("witness")
+            if not witness:
+                self._outcome(index, "no witness")
+            else:
+                cases.append(_Case(index, finding, witness))
+        if cases:
+            self._replay(cases)
+        return [self.outcomes[i] for i in range(len(self.findings))]
+
+    def _replay(self, cases: list[_Case]) -> None:
+        if self.old is None or self.new is None:
+            side = "old" if self.old is None else "new"
+            for case in cases:
+                self._outcome(case.index, "not replayed", f"the CRD is not on the {side} side")
+            return
+        group = str(self.old["spec"]["group"])
+        trial = CRDTrial(self.kube, self.namespace)
+        applied = trial.apply_crd(prepared(self.old, self.replay_group))
+        if not applied.allowed:
+            for case in cases:
+                self._outcome(case.index, "not replayed", f"old CRD refused: {applied.message}")
+            return
+        try:
+            live = [case for case in cases if self._store(trial, case)]
+            applied = trial.apply_crd(prepared(self.new, self.replay_group))
+            for case in live:
+                if case.witness.get("operation") == "apply-crd":
+                    self._apply_crd(case, applied.allowed, applied.message)
+                elif not applied.allowed:
+                    self._outcome(case.index, "not replayed", f"new CRD refused: {applied.message}")
+                else:
+                    self._operate(trial, case, group)
+        finally:
+            trial.delete_crd()
+
+    def _namespace_of(self, crd: JSON) -> str | None:
+        return self.namespace if crd["spec"].get("scope", "Namespaced") == "Namespaced" else None
+
+    def _store(self, trial: CRDTrial, case: _Case) -> bool:
+        """Create ``stored`` under the old CRD (and, for an update, check ``object`` passes
+        the old CRD too, by a dry run); False with the case refuted where it does not."""
+        assert self.old is not None
+        version = str(case.witness.get("version"))
+        namespace = self._namespace_of(self.old)
+        body = _regrouped(case.witness["stored"], self.replay_group, version, case.name, namespace)
+        created = trial.create(body, version=version)
+        if not created.allowed:
+            self._outcome(
+                case.index, "refuted", f"the old CRD refused the stored object: {created.message}"
+            )
+            return False
+        if case.witness.get("operation") != "update":
+            return True
+        target = self._update_body(trial, case, version, namespace)
+        try:
+            self.kube.replace(trial.path(version, case.name), target, dryRun="All")
+        except KubeError as err:
+            self._outcome(case.index, "refuted", f"the old CRD refused the update too: {err}")
+            return False
+        return True
+
+    def _update_body(
+        self, trial: CRDTrial, case: _Case, version: str, namespace: str | None
+    ) -> JSON:
+        current = trial.get(case.name, version=version)
+        obj = case.witness.get("object") or {}
+        body = _regrouped(obj, self.replay_group, version, case.name, namespace)
+        body["metadata"]["resourceVersion"] = current["metadata"]["resourceVersion"]
+        return body
+
+    def _apply_crd(self, case: _Case, allowed: bool, message: str) -> None:
+        expected = str(case.witness.get("message") or "")
+        if allowed:
+            self._outcome(case.index, "refuted", "the new CRD was applied")
+        elif expected in message:
+            self._outcome(case.index, "confirmed")
+        else:
+            self._outcome(case.index, "refuted", f"new CRD refused without {expected!r}: {message}")
+
+    def _operate(self, trial: CRDTrial, case: _Case, group: str) -> None:
+        operation = case.witness.get("operation")
+        if operation not in ("create", "update", "read"):
+            self._outcome(case.index, "refuted", f"operation {operation!r} is not in the contract")
+            return
+        deadline = time.monotonic() + RETRY_SECONDS
+        attempt = 0
+        while True:
+            if operation == "create":
+                result, detail = self._create(trial, case, attempt)
+            elif operation == "update":
+                result, detail = self._update(trial, case)
+            else:
+                result, detail = self._read(trial, case, group)
+            if result == "confirmed" or time.monotonic() > deadline:
+                break
+            attempt += 1
+            time.sleep(0.5)
+        self._outcome(case.index, result, detail)
+
+    def _create(self, trial: CRDTrial, case: _Case, attempt: int) -> tuple[str, str]:
+        assert self.new is not None
+        version = str(case.witness.get("version"))
+        name = f"{case.name}-copy" + (f"-{attempt}" if attempt else "")
+        body = _regrouped(
+            case.witness["stored"],
+            self.replay_group,
+            version,
+            name,
+            self._namespace_of(self.new),
+        )
+        try:
+            self.kube.create(trial.path(version), body)
+        except KubeError as err:
+            return _refusal(err, case.witness)
+        return "refuted", "CREATE of the copy was allowed"
+
+    def _update(self, trial: CRDTrial, case: _Case) -> tuple[str, str]:
+        assert self.new is not None
+        version = str(case.witness.get("version"))
+        try:
+            body = self._update_body(trial, case, version, self._namespace_of(self.new))
+            self.kube.replace(trial.path(version, case.name), body)
+        except KubeError as err:
+            return _refusal(err, case.witness)
+        return "refuted", "UPDATE to the object was allowed"
+
+    def _read(self, trial: CRDTrial, case: _Case, group: str) -> tuple[str, str]:
+        version = str(case.witness.get("version"))
+        try:
+            read = trial.get(case.name, version=version)
+        except KubeError as err:
+            if case.witness.get("apiserver") == "refuses":
+                return _refusal(err, case.witness)
+            return "refuted", f"GET failed ({err.code}): {err.message}"
+        if case.witness.get("apiserver") == "refuses":
+            return "refuted", "GET at the version succeeded"
+        got = as_witnessed(read, group, self.replay_group)
+        expected = _expected_read(case.witness.get("read_back") or {})
+        if got == expected:
+            return "confirmed", ""
+        ops = jsonpatch.make_patch(expected, got).patch
+        said = "; ".join(f"{op['op']} {op['path']}" for op in ops)
+        return "refuted", f"read back differs from read_back (read_back -> GET): {said}"
+
+
+def tally(outcomes: Iterable[Outcome]) -> dict[str, Counter[str]]:
+    """Per rule code: errors, and how many of each outcome."""
+    table: dict[str, Counter[str]] = {}
+    for outcome in outcomes:
+        row = table.setdefault(outcome.code, Counter())
+        row["errors"] += 1
+        row[outcome.result] += 1
+    return dict(sorted(table.items()))
+
+
+def table_text(outcomes: Sequence[Outcome]) -> str:
+    """The per-rule table, as Markdown."""
+    header = ("rule", *COLUMNS)
+    rows = [header, tuple("-" * len(h) for h in header)]
+    counts = tally(outcomes)
+    total: Counter[str] = Counter()
+    for code, row in counts.items():
+        total.update(row)
+        rows.append((code, *(str(row[key]) for key in COLUMNS)))
+    rows.append(("all", *(str(total[key]) for key in COLUMNS)))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
+    return "\n".join(
+        "| " + " | ".join(cell.ljust(widths[i]) for i, cell in enumerate(row)) + " |"
+        for row in rows
+    )
+
+
+def detail_lines(outcomes: Sequence[Outcome], result: str) -> list[str]:
+    """One line per outcome of that result: pair, CRD, version, path, code, what happened."""
+    return [
+        f"{o.source} | {o.crd} | {o.version} | {o.path} | {o.code} {o.operation} | {o.detail}"
+        for o in outcomes
+        if o.result == result
+    ]
+
+
+def findings_by_crd(errors: Sequence[JSON]) -> dict[str, list[JSON]]:
+    grouped: dict[str, list[JSON]] = {}
+    for finding in errors:
+        grouped.setdefault(str(finding.get("crd")), []).append(finding)
+    return grouped
