@@ -179,3 +179,31 @@ def test_corpus_and_charts_replay_with_no_witness_refuted(
         Path(target).write_text(table_text(outcomes) + "\n")
     assert chosen and outcomes
     assert not detail_lines(outcomes, "refuted"), text
+
+
+def test_a_read_at_a_version_no_longer_served(cluster: Cluster) -> None:
+    """UG105's witness: a GET at the removed version is 404 (in either wording: this CRD is
+    alone in its group, so the apiserver answers discovery's plain "404 page not found");
+    a GET at a version still served is not refused."""
+    cluster.admin.ensure_namespace("replay")
+    schema = root_schema({"mode": STR})
+    old = crd_body("widgets", [version_entry("v1alpha1", schema, storage=False),
+                               version_entry("v1", schema)])  # fmt: skip
+    new = crd_body("widgets", [version_entry("v1", schema)])
+    gone = {
+        "version": "v1alpha1",
+        "operation": "read",
+        "stored": {**widget({}), "apiVersion": f"{GROUP}/v1alpha1"},
+        "object": None,
+        "apiserver": "refuses",
+        "message": "the server could not find the requested resource",
+        "read_back": None,
+    }
+    served = {**gone, "version": "v1", "stored": widget({})}
+    outcomes = replayed(
+        cluster, old, new, [finding("UG105", "", gone), finding("UG105", "", served)]
+    )
+    assert [(o.result, o.detail) for o in outcomes] == [
+        ("confirmed", ""),
+        ("refuted", "GET at the version succeeded"),
+    ]

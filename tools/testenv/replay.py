@@ -43,6 +43,10 @@ SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", 
 # Established (CRDTrial waits, then SETTLE_SECONDS): a surprise is tried again for this long.
 RETRY_SECONDS = 3.0
 DETAIL_LIMIT = 300
+# A GET at a version no longer served is 404 in one of two wordings: a Status where the
+# group/version still serves another resource, discovery's plain text where it serves none.
+# The replay applies one CRD pair at a time under its own group, so it takes either.
+NOT_FOUND = ("the server could not find the requested resource", "404 page not found")
 
 
 @dataclass(frozen=True)
@@ -307,6 +311,8 @@ class CRDReplay:
             read = trial.get(case.name, version=version)
         except KubeError as err:
             if case.witness.get("apiserver") == "refuses":
+                if err.code == 404 and case.witness.get("message") in NOT_FOUND:
+                    return "confirmed", ""
                 return _refusal(err, case.witness)
             return "refuted", f"GET failed ({err.code}): {err.message}"
         if case.witness.get("apiserver") == "refuses":
