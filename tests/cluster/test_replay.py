@@ -207,3 +207,29 @@ def test_a_read_at_a_version_no_longer_served(cluster: Cluster) -> None:
         ("confirmed", ""),
         ("refuted", "GET at the version succeeded"),
     ]
+
+
+def test_a_stored_status_is_written_through_the_status_subresource(cluster: Cluster) -> None:
+    """A CREATE drops ``status`` where the version has the status subresource: the replay
+    writes it through /status, so a status field the new CRD prunes is read back changed,
+    while a CREATE of a copy, which drops it again, is never refused for it."""
+    cluster.admin.ensure_namespace("replay")
+    old = crd_body("widgets", [version_entry("v1", root_schema(status={"legacy": STR}))])
+    new = crd_body("widgets", [version_entry("v1", root_schema())])
+    stored = {**widget({}), "status": {"legacy": "x"}}
+    pruned = {
+        "version": "v1",
+        "operation": "read",
+        "stored": stored,
+        "object": None,
+        "apiserver": "reads back changed",
+        "message": "remove /status/legacy",
+        "read_back": {**widget({}), "status": {}},
+    }
+    copied = {**pruned, "operation": "create", "apiserver": "refuses", "read_back": None}
+    findings = [finding("UG201", "status.legacy", w) for w in (pruned, copied)]
+    outcomes = replayed(cluster, old, new, findings)
+    assert [(o.result, o.detail) for o in outcomes] == [
+        ("confirmed", ""),
+        ("refuted", "CREATE of the copy was allowed"),
+    ]

@@ -18,6 +18,9 @@ What the replay changes in the CRDs, and why:
   here, and a write or read at the storage version never calls it;
 * the CRD's metadata is its name only (helm's and cainjector's annotations mean nothing here).
 
+A ``stored`` object with ``status`` at a version with the status subresource is created, then
+its status written through ``/status``, as a controller stores one (a CREATE drops it).
+
 Witness objects are named ``w<i>`` (copies ``w<i>-copy``) rather than ``witness``, since one
 CRD holds many; a namespaced CRD's objects are put in the replay's namespace.
 """
@@ -85,6 +88,15 @@ def prepared(crd: JSON, group: str) -> JSON:
         "metadata": {"name": f"{spec['names']['plural']}.{group}"},
         "spec": spec,
     }
+
+
+def _has_status(crd: JSON, version: str) -> bool:
+    """Whether the version has the status subresource (a CREATE or UPDATE then drops
+    ``status``: only a /status write stores it)."""
+    for entry in crd["spec"].get("versions", []):
+        if entry.get("name") == version:
+            return "status" in (entry.get("subresources") or {})
+    return False
 
 
 def _regrouped(obj: JSON, group: str, version: str, name: str, namespace: str | None) -> JSON:
@@ -230,6 +242,16 @@ class CRDReplay:
                 case.index, "refuted", f"the old CRD refused the stored object: {created.message}"
             )
             return False
+        if "status" in body and _has_status(self.old, version):
+            stored = created.expect_allowed()
+            stored["status"] = body["status"]
+            try:
+                self.kube.replace(trial.path(version, case.name) + "/status", stored)
+            except KubeError as err:
+                self._outcome(
+                    case.index, "refuted", f"the old CRD refused the stored status: {err}"
+                )
+                return False
         if case.witness.get("operation") != "update":
             return True
         target = self._update_body(trial, case, version, namespace)
