@@ -288,19 +288,21 @@ class CRDReplay:
         deadline = time.monotonic() + RETRY_SECONDS
         attempt = 0
         while True:
+            # A refusal of a CREATE or UPDATE is the new schema's (what was written passed the
+            # old one): final. What was allowed, or read, may still be the old schema's.
             if operation == "create":
-                result, detail = self._create(trial, case, attempt)
+                result, detail, final = self._create(trial, case, attempt)
             elif operation == "update":
-                result, detail = self._update(trial, case)
+                result, detail, final = self._update(trial, case)
             else:
-                result, detail = self._read(trial, case, group)
-            if result == "confirmed" or time.monotonic() > deadline:
+                (result, detail), final = self._read(trial, case, group), False
+            if result == "confirmed" or final or time.monotonic() > deadline:
                 break
             attempt += 1
             time.sleep(0.5)
         self._outcome(case.index, result, detail)
 
-    def _create(self, trial: CRDTrial, case: _Case, attempt: int) -> tuple[str, str]:
+    def _create(self, trial: CRDTrial, case: _Case, attempt: int) -> tuple[str, str, bool]:
         assert self.new is not None
         version = str(case.witness.get("version"))
         name = f"{case.name}-copy" + (f"-{attempt}" if attempt else "")
@@ -314,18 +316,18 @@ class CRDReplay:
         try:
             self.kube.create(trial.path(version), body)
         except KubeError as err:
-            return _refusal(err, case.witness)
-        return "refuted", "CREATE of the copy was allowed"
+            return (*_refusal(err, case.witness), True)
+        return "refuted", "CREATE of the copy was allowed", False
 
-    def _update(self, trial: CRDTrial, case: _Case) -> tuple[str, str]:
+    def _update(self, trial: CRDTrial, case: _Case) -> tuple[str, str, bool]:
         assert self.new is not None
         version = str(case.witness.get("version"))
+        body = self._update_body(trial, case, version, self._namespace_of(self.new))
         try:
-            body = self._update_body(trial, case, version, self._namespace_of(self.new))
             self.kube.replace(trial.path(version, case.name), body)
         except KubeError as err:
-            return _refusal(err, case.witness)
-        return "refuted", "UPDATE to the object was allowed"
+            return (*_refusal(err, case.witness), True)
+        return "refuted", "UPDATE to the object was allowed", False
 
     def _read(self, trial: CRDTrial, case: _Case, group: str) -> tuple[str, str]:
         version = str(case.witness.get("version"))
