@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -48,8 +49,7 @@ from testenv.replay import (  # noqa: E402
 )
 from upgrade_guard.load.documents import load_documents  # noqa: E402
 
-SHARED = CORPUS.parent
-CHARTS = SHARED / "charts"
+CHARTS = Path(os.environ.get("UPGRADE_GUARD_SHARED", REPO.parent / "shared")) / "charts"
 # Chart, versions, and the values that make it render its CRDs.
 CHART_PAIRS = (
     ("external-secrets", "0.15.0", "0.16.0", ()),
@@ -222,15 +222,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if binaries.missing():
         print(f"missing {', '.join(binaries.missing())}: run tools/kube-testenv/build.sh")
         return 2
-    if not CORPUS.is_dir():
-        print(f"corpus not found at {CORPUS} (set UG_CORPUS)")
+    if not CORPUS.is_dir() or not CHARTS.is_dir():
+        print(f"corpus or charts not found at {CORPUS}, {CHARTS} (UG_CORPUS, UPGRADE_GUARD_SHARED)")
         return 2
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="replay-") as scratch:
         sources = corpus_sources(args.project) + chart_sources(
             binaries.helm, Path(scratch), args.project
         )
-        chosen = list(all_jobs(sources)) if args.all else sampled(sources, args.sample, args.seed)
+        try:
+            chosen = (
+                list(all_jobs(sources)) if args.all else sampled(sources, args.sample, args.seed)
+            )
+        except RuntimeError as err:
+            print(f"replay: {err}", file=sys.stderr)
+            return 2
         print(f"diff: {len(chosen)} CRDs with errors to replay "
               f"({time.monotonic() - start:.0f} s)", flush=True)  # fmt: skip
 
