@@ -152,12 +152,23 @@ def test_a_new_crd_the_apiserver_refuses(cluster: Cluster) -> None:
     assert outcomes[2].detail.startswith("new CRD refused: ")
 
 
-def test_a_crd_absent_from_one_side_is_not_replayed(cluster: Cluster) -> None:
+def test_a_crd_absent_from_one_side(cluster: Cluster) -> None:
+    """Gone from the new side (UG101): deleted, as a pruning tool deletes it; a GET is 404.
+    Absent from the old side: nothing to store, not replayed."""
     cluster.admin.ensure_namespace("replay")
-    witness = refuses("create", {"mode": "b"}, MODE_B)
-    outcomes = replayed(cluster, widgets(["a", "b"]), None, [finding("UG202", "x", witness)])
+    gone = refuses("read", {}, "the server could not find the requested resource")
+    copied = refuses("create", {"mode": "b"}, MODE_B)
+    outcomes = replayed(
+        cluster,
+        widgets(["a", "b"]),
+        None,
+        [finding("UG101", "", gone), finding("UG101", "", copied)],
+    )
+    assert [o.result for o in outcomes] == ["confirmed", "refuted"]
+    assert outcomes[1].detail.startswith("refused (404) without")
+    outcomes = replayed(cluster, None, widgets(["a"]), [finding("UG202", "x", copied)])
     assert [(o.result, o.detail) for o in outcomes] == [
-        ("not replayed", "the CRD is not on the new side")
+        ("not replayed", "the CRD is not on the old side")
     ]
 
 

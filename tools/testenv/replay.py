@@ -7,7 +7,9 @@ a copy, an UPDATE to ``object``, a GET, or (``apply-crd``) the new CRD's apply i
 finding is **confirmed** when the apiserver refuses with ``message`` in its error or reads back
 ``read_back``, **refuted** otherwise (the detail says what the apiserver did), **no witness**
 when the finding has none (``proven`` false), **not replayed** when the sequence could not
-reach the operation (a CRD the apiserver refuses before it, a CRD absent from one side).
+reach the operation (a CRD the apiserver refuses before it, a CRD absent from the old side).
+A CRD absent from the new side is deleted in the new CRD's place, as a tool that prunes what
+a chart no longer renders deletes it.
 
 What the replay changes in the CRDs, and why:
 
@@ -35,8 +37,8 @@ from dataclasses import dataclass
 
 import jsonpatch
 
-from .crds import CRDTrial
-from .kube import JSON, Kube, KubeError
+from .crds import CRDS, Attempt, CRDTrial
+from .kube import JSON, Kube, KubeError, wait_for
 
 OUTCOMES = ("confirmed", "refuted", "not replayed", "no witness")
 COLUMNS = ("errors", *OUTCOMES)
@@ -201,10 +203,9 @@ class CRDReplay:
         return [self.outcomes[i] for i in range(len(self.findings))]
 
     def _replay(self, cases: list[_Case]) -> None:
-        if self.old is None or self.new is None:
-            side = "old" if self.old is None else "new"
+        if self.old is None:
             for case in cases:
-                self._outcome(case.index, "not replayed", f"the CRD is not on the {side} side")
+                self._outcome(case.index, "not replayed", "the CRD is not on the old side")
             return
         group = str(self.old["spec"]["group"])
         trial = CRDTrial(self.kube, self.namespace)
@@ -215,7 +216,10 @@ class CRDReplay:
             return
         try:
             live = [case for case in cases if self._store(trial, case)]
-            applied = trial.apply_crd(prepared(self.new, self.replay_group))
+            if self.new is None:
+                applied = self._removed(trial)
+            else:
+                applied = trial.apply_crd(prepared(self.new, self.replay_group))
             for case in live:
                 if case.witness.get("operation") == "apply-crd":
                     self._apply_crd(case, applied.allowed, applied.message)
@@ -226,7 +230,20 @@ class CRDReplay:
         finally:
             trial.delete_crd()
 
-    def _namespace_of(self, crd: JSON) -> str | None:
+    def _removed(self, trial: CRDTrial) -> Attempt:
+        """The CRD is gone from the new side: deleted, as a tool that prunes what the chart
+        no longer renders deletes it (with every object of it), and waited for."""
+        trial.delete_crd()
+        wait_for(
+            lambda: self.kube.get_or_none(f"{CRDS}/{trial.name}") is None,
+            timeout=60,
+            what=f"CRD {trial.name} deleted",
+        )
+        return Attempt("DELETE CRD", True, 200)
+
+    def _namespace_of(self, crd: JSON | None) -> str | None:
+        crd = crd or self.old
+        assert crd is not None
         return self.namespace if crd["spec"].get("scope", "Namespaced") == "Namespaced" else None
 
     def _store(self, trial: CRDTrial, case: _Case) -> bool:
@@ -303,7 +320,6 @@ class CRDReplay:
         self._outcome(case.index, result, detail)
 
     def _create(self, trial: CRDTrial, case: _Case, attempt: int) -> tuple[str, str, bool]:
-        assert self.new is not None
         version = str(case.witness.get("version"))
         name = f"{case.name}-copy" + (f"-{attempt}" if attempt else "")
         body = _regrouped(
@@ -320,7 +336,6 @@ class CRDReplay:
         return "refuted", "CREATE of the copy was allowed", False
 
     def _update(self, trial: CRDTrial, case: _Case) -> tuple[str, str, bool]:
-        assert self.new is not None
         version = str(case.witness.get("version"))
         body = self._update_body(trial, case, version, self._namespace_of(self.new))
         try:
