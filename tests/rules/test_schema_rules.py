@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from crd_builders import crd, field_crd, flagged, obj, version
+from crd_builders import compare, crd, field_crd, flagged, obj, version
 
 F = "spec.field"
 INT = {"type": "integer"}
@@ -276,7 +276,77 @@ CEL = [
         {("UG213", F)},
         "transition rule added: flagged",
     ),
+    case(
+        {**STR, "x-kubernetes-validations": [{"rule": "!self.contains('*')"}]},
+        {**STR, "x-kubernetes-validations": [{"rule": '!self.contains("*")'}]},
+        set(),
+        "rule rewritten with other quotes (the same syntax tree): not flagged",
+    ),
+    case(
+        {**STR, "x-kubernetes-validations": [{"rule": "!self.contains('*')"}]},
+        {**STR, "x-kubernetes-validations": [{"rule": '!self.contains("?")'}]},
+        {("UG213", F)},
+        "rule rewritten with another literal: flagged",
+    ),
 ]
+
+ROLE = {"roleArn": STR}
+
+
+def rule_at(node: dict[str, Any], rule: str) -> dict[str, Any]:
+    return {**node, "x-kubernetes-validations": [{"rule": rule}]}
+
+
+@pytest.mark.parametrize(
+    ("old", "rule", "expected"),
+    [
+        pytest.param(
+            obj(**ROLE),
+            "!has(self.externalId) || has(self.roleArn)",
+            "info",
+            id="tests with has() only a field the old schema lacks: info",
+        ),
+        pytest.param(
+            obj(**ROLE, externalId=STR),
+            "!has(self.externalId) || has(self.roleArn)",
+            "error",
+            id="the same rule where the old schema has the field: error",
+        ),
+        pytest.param(
+            obj(**ROLE),
+            "!has(self.roleArn) || has(self.externalId)",
+            "error",
+            id="the field the old schema has decides: error",
+        ),
+        pytest.param(
+            obj(**ROLE),
+            "(has(self.roleArn) ? 1 : 0) + (has(self.externalId) ? 1 : 0) <= 1",
+            "info",
+            id="at most one of two, one not in the old schema: info",
+        ),
+        pytest.param(
+            obj(**ROLE, externalId=STR),
+            "(has(self.roleArn) ? 1 : 0) + (has(self.externalId) ? 1 : 0) <= 1",
+            "error",
+            id="at most one of two, both in the old schema: error",
+        ),
+        pytest.param(
+            {**obj(**ROLE), "x-kubernetes-preserve-unknown-fields": True},
+            "!has(self.externalId) || has(self.roleArn)",
+            "error",
+            id="the old schema keeps unknown fields (externalId may be stored): error",
+        ),
+    ],
+)
+def test_rule_added_that_old_objects_cannot_fail(
+    old: dict[str, Any], rule: str, expected: str
+) -> None:
+    new = rule_at({**old, "properties": {**old["properties"], "externalId": STR}}, rule)
+    found = compare(field_crd(old), field_crd(new)).findings
+    assert [(f.code, f.path, f.severity.name.lower()) for f in found if f.code == "UG213"] == [
+        ("UG213", F, expected)
+    ]
+
 
 LISTS_AND_MAPS = [
     case(

@@ -386,3 +386,91 @@ def sites(
             children = [(*child[:5], tuple(map(str, child[0])) in starts) for child in children]
         stack.extend(reversed(children))
     return found
+
+
+# Rules the old schema's objects cannot fail ----------------------------------------------------
+_UNKNOWN = object()
+_COMPARISONS = {
+    "_<_": lambda a, b: a < b,
+    "_<=_": lambda a, b: a <= b,
+    "_>_": lambda a, b: a > b,
+    "_>=_": lambda a, b: a >= b,
+    "_==_": lambda a, b: a == b,
+    "_!=_": lambda a, b: a != b,
+}
+
+
+def same_rule(one: str, other: str) -> bool:
+    """Whether two rule texts parse to the same syntax tree (they differ only in quotes,
+    spaces or line breaks): the apiserver evaluates them alike."""
+    if one == other:
+        return True
+    first, second = cel_cost.parse(one), cel_cost.parse(other)
+    return first is not None and second is not None and _shape(first, {}) == _shape(second, {})
+
+
+def holds_without(rule: str, node: Mapping[str, Any]) -> bool:
+    """Whether ``rule``, at an object node, holds for every value of ``node`` (the old
+    schema's): it is true once the fields of ``self`` it tests with ``has()`` that ``node``
+    cannot hold are absent (``!has(self.externalId) || ...`` where there is no externalId,
+    pruned from every object the old schema stores). False where that is not sure."""
+    if node.get("type") != "object" or node.get("x-kubernetes-preserve-unknown-fields"):
+        return False
+    if node.get("additionalProperties") or node.get("x-kubernetes-embedded-resource"):
+        return False
+    properties = node.get("properties")
+    declared = properties if isinstance(properties, Mapping) else {}
+    tree = cel_cost.parse(rule)
+    return tree is not None and _partial(tree, declared) is True
+
+
+def _partial(e: Expr, declared: Mapping[str, Any]) -> Any:
+    """``e``'s value where it follows from the absent fields alone, else ``_UNKNOWN``
+    (CEL's ``||`` and ``&&`` are true, false, whatever their other side, error included);
+    an integer it may not know exactly as the range it is in (``has(self.a) ? 1 : 0``)."""
+    if e.kind == "literal":
+        return e.value if isinstance(e.value, bool | int) else _UNKNOWN
+    if e.kind == "select" and e.test_only:
+        direct = e.operand is not None and e.operand.kind == "ident" and e.operand.name == "self"
+        known = e.name in RESOURCE_FIELDS or _property(declared, e.name) is not None
+        return False if direct and not known else _UNKNOWN
+    if e.kind != "call" or e.operand is not None:
+        return _UNKNOWN
+    args = [_partial(arg, declared) for arg in e.args]
+    if e.name == "!_" and isinstance(args[0], bool):
+        return not args[0]
+    if e.name == "_||_":
+        return True if True in args else False if args == [False, False] else _UNKNOWN
+    if e.name == "_&&_":
+        return False if False in args else True if args == [True, True] else _UNKNOWN
+    if e.name == "_?_:_":
+        if isinstance(args[0], bool):
+            return args[1] if args[0] else args[2]
+        ranges = [_range(arg) for arg in args[1:]]
+        if None in ranges:
+            return _UNKNOWN
+        return _Range(min(r.low for r in ranges if r), max(r.high for r in ranges if r))
+    if len(args) != 2:
+        return _UNKNOWN
+    low, high = _range(args[0]), _range(args[1])
+    if e.name == "_+_" and low is not None and high is not None:
+        return _Range(low.low + high.low, low.high + high.high)
+    compare = _COMPARISONS.get(e.name)
+    if compare is None or low is None or high is None:
+        return _UNKNOWN
+    if e.name in ("_==_", "_!=_") and (low.low != low.high or high.low != high.high):
+        return _UNKNOWN  # a range's ends alone do not decide equality
+    outcomes = {compare(a, b) for a in (low.low, low.high) for b in (high.low, high.high)}
+    return outcomes.pop() if len(outcomes) == 1 else _UNKNOWN
+
+
+@dataclass(frozen=True)
+class _Range:
+    low: int
+    high: int
+
+
+def _range(value: Any) -> _Range | None:
+    if isinstance(value, _Range):
+        return value
+    return _Range(value, value) if type(value) is int else None

@@ -10,7 +10,10 @@ fail before Kubernetes 1.30. From 1.30 rules without oldSelf are ratcheted on UP
 /status write runs them unratcheted before 1.33 (kubernetes#129506), so there, where the
 version has the status subresource, objects failing the rule refuse every status write.
 
-Allowed: a rule removed, or only its message, messageExpression, reason or fieldPath changed.
+Allowed: a rule removed, or only its message, messageExpression, reason or fieldPath changed;
+a rule rewritten to the same syntax tree (other quotes, spaces, line breaks). Info only: a rule
+every object the old schema stores passes, because what it tests with ``has()`` is a field the
+old schema does not have, pruned from every stored object (``!has(self.externalId) || ...``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from upgrade_guard import schema
+from upgrade_guard.apiserver import cel_reads
 from upgrade_guard.findings import Change, Harm, Severity
 from upgrade_guard.rules.kinds import PropertyRule
 
@@ -33,8 +37,20 @@ def compare(at: schema.Location) -> Iterator[Change]:
     for expression, entry in _by_expression(new).items():
         transition = schema.uses_old_self(expression)
         kind = "transition rule" if transition else "rule"
-        previous = before.get(expression)
-        if previous is None:
+        previous = before.get(expression) or next(
+            (entry for text, entry in before.items() if cel_reads.same_rule(text, expression)),
+            None,
+        )
+        if previous is None and not transition and cel_reads.holds_without(expression, old):
+            yield Change(
+                (),
+                f"CEL rule added: {expression} (every object the old schema stores passes it:"
+                " the fields it tests with has() are not in the old schema)",
+                None,
+                expression,
+                severity=Severity.INFO,
+            )
+        elif previous is None:
             yield Change(
                 (), f"CEL {kind} added: {expression}", None, expression, ratchetable=not transition
             )
