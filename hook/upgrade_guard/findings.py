@@ -44,10 +44,11 @@ class Witness:
 
     ``stored`` is written (CREATE) at ``version`` while the old CRD is live; after the new
     CRD is applied, ``operation`` is a CREATE of a copy of it (``create``), an UPDATE of it
-    to ``object`` (``update``), a GET returning ``read_back`` (``read``), or applying the
-    new CRD itself (``apply-crd``). ``apiserver`` is what happens ("refuses", "reads back
-    changed"), ``message`` a fragment of the apiserver's answer (for a read, the patch from
-    stored to read_back as text)."""
+    to ``object`` (``update``), a GET returning ``read_back`` (``read``), a write of
+    ``object`` through /status, refused, or made before and read back as ``read_back``
+    (``status``), or applying the new CRD itself (``apply-crd``). ``apiserver`` is what
+    happens ("refuses", "reads back changed"), ``message`` a fragment of the apiserver's
+    answer (for a read, the patch from stored to read_back as text)."""
 
     version: str
     operation: str

@@ -196,14 +196,51 @@ def test_a_rule_s_harm_decides_the_operation() -> None:
     assert built("UG201", obj({"x": S}), obj({}), ("x",), W) is None
 
 
-def test_nothing_under_status_is_witnessed_where_a_create_drops_it() -> None:
-    old = obj({"status": obj({"x": {**S, "enum": ["a", "b"]}})})
-    new = obj({"status": obj({"x": {**S, "enum": ["a"]}})})
-    target = Target("g.example.com", "K", "v1", ("status", "x"), "UG207", harm=W)
-    assert Builder(old, new, (1, 35)).witness(target) is not None
-    dropped = Target("g.example.com", "K", "v1", ("status", "x"), "UG207", harm=W,
-                     status_subresource=True)  # fmt: skip
-    assert Builder(old, new, (1, 35)).witness(dropped) is None
+def status_witness(code: str, old: dict[str, Any], new: dict[str, Any], harm: Harm,
+                   subresource: bool = True) -> Any:  # fmt: skip
+    target = Target("g.example.com", "K", "v1", ("status", "x"), code, harm=harm,
+                    status_subresource=subresource)  # fmt: skip
+    return Builder(obj({"status": old}), obj({"status": new}), (1, 35)).witness(target)
+
+
+def test_without_the_status_subresource_status_is_created_like_spec() -> None:
+    found = status_witness("UG207", obj({"x": {**S, "enum": ["a", "b"]}}),
+                           obj({"x": {**S, "enum": ["a"]}}), W, subresource=False)  # fmt: skip
+    assert found is not None and found.operation == "create"
+
+
+STATUS_PAIRS = [
+    # rule, harm, old, new with a witness, nearest new without one, apiserver
+    ("UG207", W, obj({"x": {**S, "enum": ["a", "b"]}}), obj({"x": {**S, "enum": ["a"]}}),
+     obj({"x": {**S, "enum": ["b", "a"]}}), "refuses"),
+    ("UG204", W, obj({"x": S}), obj({"x": INT}), obj({"x": S}), "refuses"),
+    ("UG205", R, obj({"x": {**S, "nullable": True}}), obj({"x": S}),
+     obj({"x": {**S, "nullable": True}}), "reads back changed"),
+    ("UG216", R, obj({"x": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}),
+     obj({"x": {"type": "object"}}),
+     obj({"x": {"type": "object", "x-kubernetes-preserve-unknown-fields": True}}),
+     "reads back changed"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("code", "harm", "old", "new", "nearest", "apiserver"), STATUS_PAIRS,
+                         ids=[row[0] for row in STATUS_PAIRS])  # fmt: skip
+def test_under_the_status_subresource_a_status_write_witnesses(
+    code: str, harm: Harm, old: Any, new: Any, nearest: Any, apiserver: str
+) -> None:
+    """A CREATE drops status: the minimal object is created without, then its status
+    written through /status (the old CRD accepts it); the new CRD refuses that write, or
+    reads back changed what it stored."""
+    found = status_witness(code, old, new, harm)
+    assert found is not None and (found.operation, found.apiserver) == ("status", apiserver)
+    assert "status" not in found.stored and found.object is not None
+    assert "x" in found.object["status"]
+    if apiserver == "refuses":
+        assert found.message.startswith("status.x: ") and found.read_back is None
+    else:
+        assert found.message.startswith("remove /status/x") and found.read_back is not None
+        assert found.read_back["status"] != found.object["status"]
+    assert status_witness(code, old, nearest, harm) is None
 
 
 def test_a_one_of_many_object_holds_the_changed_field_alone() -> None:

@@ -97,6 +97,21 @@ class Judge:
         self._forget()
         return self._update(self.read(body), old)
 
+    def status(self, body: dict[str, Any], old: dict[str, Any]) -> Attempt:
+        """A ``/status`` write of ``body`` onto ``old`` (as the apiserver reads it back)."""
+        self._forget()
+        return self._status_update(self.status_written(body, old), old)
+
+    def status_written(self, body: dict[str, Any], old: dict[str, Any]) -> dict[str, Any]:
+        """What a ``/status`` write of ``body`` onto ``old`` stores: ``old`` with the
+        status of ``body`` as decoded (status_strategy.go PrepareForUpdate keeps the rest).
+        Read-only: it shares parts with both."""
+        written = {key: value for key, value in old.items() if key != "status"}
+        decoded = self.read(body)
+        if "status" in decoded:
+            written["status"] = decoded["status"]
+        return written
+
     def _create(self, obj: dict[str, Any]) -> Attempt:
         found = self.openapi.validate(obj, self.schema, "")
         found += embedded.violations(obj, self.schema, memo=self._embedded)

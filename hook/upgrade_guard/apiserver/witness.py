@@ -104,8 +104,8 @@ class Target:
     path (schema segments: names, ``[]``, ``*``) and rule, what the change says it
     added (a CEL rule's expression) where that matters, and the rule's harm: a rule whose
     harm is a refusal is witnessed by a refusal only, one changed on read by a read only.
-    With the status subresource, a CREATE drops status: nothing under it is witnessed (a
-    /status write is no operation of the contract), and the minimal object holds none."""
+    With the status subresource, a CREATE drops status: the minimal object holds none, and
+    a change under status is witnessed by a /status write (operation ``status``)."""
 
     group: str
     kind: str
@@ -135,7 +135,7 @@ class Builder:
 
     def witness(self, target: Target) -> Witness | None:
         if target.status_subresource and target.path[:1] == ("status",):
-            return None
+            return self._status(target)
         base = self._base(target)
         if base is None:
             return None
@@ -159,6 +159,50 @@ class Builder:
             if transition and len(tried) < _MAX_PAIRS:
                 tried.append((stored, body, where))
         return self._update(tried, target) if transition else None
+
+    def _status(self, target: Target) -> Witness | None:
+        """Under the status subresource: the minimal object created, then a /status write
+        of a candidate the old CRD accepts, which the new one refuses, or reads back
+        changed once written while the old CRD was live."""
+        base = self._base(target)
+        stored = None if base is None else self._stored(base)
+        if base is None or stored is None:
+            return None
+        for candidate in self._candidates(target):
+            placed = _place(base, self.old_schema, target.path, candidate, self._synth)
+            if placed is None:
+                continue
+            body, where = placed
+            attempt = self.old.status(body, stored)
+            if attempt.refused or attempt.not_evaluated:
+                continue
+            written = self.old.status_written(body, stored)
+            if target.harm is not Harm.CHANGED_ON_READ:
+                own = _own(self.new.status(body, self.new.read(stored)).violations, where)
+                if own is not None:
+                    return Witness(
+                        target.version,
+                        "status",
+                        copy.deepcopy(stored),
+                        "refuses",
+                        _message(own),
+                        object=copy.deepcopy(written),
+                    )
+            if target.harm is Harm.REFUSED_ON_WRITE:
+                continue
+            read, patch = readback.coerce(written, self.new.schema)
+            operations = [op for op in readback.operations(patch) if _under(_pointer(op[1]), where)]
+            if operations:
+                return Witness(
+                    target.version,
+                    "status",
+                    copy.deepcopy(stored),
+                    "reads back changed",
+                    "; ".join(f"{op} {path}" for op, path in operations),
+                    object=copy.deepcopy(written),
+                    read_back=copy.deepcopy(read),
+                )
+        return None
 
     def _base(self, target: Target) -> dict[str, Any] | None:
         """The minimal object of the old schema, made once: the same for every change."""

@@ -40,12 +40,15 @@ _OBJECT_OR_NULL: dict[str, Any] = {"type": ["object", "null"]}
 _WITNESS = _object(
     {
         "version": {**_TEXT, "description": "the CRD version it is written and operated at"},
-        "operation": {"enum": ["create", "update", "read", "apply-crd"]},
+        "operation": {"enum": ["create", "update", "read", "status", "apply-crd"]},
         "stored": {
             "type": "object",
             "description": "the object written (CREATE) while the old CRD is live",
         },
-        "object": {**_OBJECT_OR_NULL, "description": "the UPDATE's body; null otherwise"},
+        "object": {
+            **_OBJECT_OR_NULL,
+            "description": "the UPDATE's body, or the /status write's; null otherwise",
+        },
         "apiserver": {"enum": ["refuses", "reads back changed"]},
         "message": {
             **_TEXT,
