@@ -45,6 +45,15 @@ PAIRS: list[
         ("x",),
         "create",
     ),
+    (
+        "UG202",
+        W,
+        obj({}),
+        obj({"x": S}, required=["x"]),
+        obj({"x": {**S, "default": "d"}}, required=["x"]),
+        ("x",),
+        "create",
+    ),  # a field the old schema lacks, now required: absent from every stored object
     ("UG204", W, obj({"x": S}), obj({"x": INT}), obj({"x": S}), ("x",), "create"),
     (
         "UG205",
@@ -260,6 +269,23 @@ def test_the_fields_an_old_rule_tests_with_has_are_set() -> None:
     new = obj({"forProvider": obj({"name": S})}, **{"x-kubernetes-validations": [rule]})
     found = built("UG201", old, new, ("forProvider", "x"), R)
     assert found is not None and found.stored["spec"]["forProvider"]["name"] == "a"
+
+
+@pytest.mark.parametrize(("field", "name", "witnessed"), [
+    ("namespace", "__namespace__", True),  # a CEL reserved word, escaped
+    ("namespace", "namespace", False),  # no such CEL name: the rule cannot hold
+])  # fmt: skip
+def test_a_field_an_old_rule_tests_by_its_escaped_name_is_set(
+    field: str, name: str, witnessed: bool
+) -> None:
+    """upjet: ``has(self.forProvider.__namespace__)`` tests the property ``namespace``."""
+    rule = {"rule": f"has(self.forProvider.{name})"}
+    old = obj({"forProvider": obj({field: S, "x": S})}, **{"x-kubernetes-validations": [rule]})
+    new = obj({"forProvider": obj({field: S})}, **{"x-kubernetes-validations": [rule]})
+    found = built("UG201", old, new, ("forProvider", "x"), R)
+    assert (found is not None) is witnessed
+    if found is not None:
+        assert found.stored["spec"]["forProvider"][field] == "a"
 
 
 def test_a_map_key_a_rule_quotes() -> None:

@@ -25,7 +25,7 @@ from typing import Any
 from upgrade_guard import schema as schemas
 from upgrade_guard.findings import Harm, Witness
 
-from . import formats, judge, readback, regex_inclusion, values
+from . import cel_types, formats, judge, readback, regex_inclusion, values
 from .openapi import OpenAPIValidator
 from .violations import Violation
 
@@ -553,9 +553,9 @@ def _repaired(base: dict[str, Any], old: judge.Judge, synth: _Synthesis) -> dict
             for rule in rules:
                 text = rule.get("rule") if isinstance(rule, Mapping) else None
                 for chain in _TESTED.findall(text if isinstance(text, str) else ""):
-                    path = where + tuple(schemas.segment(p) for p in chain.split(".")[1:])
-                    field = _node_at(old.schema, path)
-                    if field is None or _holds(repaired, path):
+                    path = _unescaped(node or {}, where, chain.split(".")[1:])
+                    field = None if path is None else _node_at(old.schema, path)
+                    if path is None or field is None or _holds(repaired, path):
                         continue
                     placed = _place(repaired, old.schema, path, synth.value(field, 1), synth)
                     repaired = placed[0] if placed is not None else repaired
@@ -563,6 +563,21 @@ def _repaired(base: dict[str, Any], old: judge.Judge, synth: _Synthesis) -> dict
             return base
         base = repaired
     return base
+
+
+def _unescaped(node: values.Schema, where: schemas.Path, names: list[str]) -> schemas.Path | None:
+    """The schema path of a chain of CEL field names below ``node`` (at ``where``): a
+    property CEL escapes (``__namespace__``) by its own name."""
+    path = list(where)
+    for cel_name in names:
+        properties = node.get("properties")
+        found = properties if isinstance(properties, Mapping) else {}
+        name = next((n for n in found if cel_types.escape(n) == cel_name), None)
+        if name is None or not isinstance(found[name], Mapping):
+            return None
+        path.append(schemas.segment(name))
+        node = found[name]
+    return tuple(path)
 
 
 def _holds(value: Any, path: schemas.Path) -> bool:
@@ -627,6 +642,8 @@ def _place(
             return value
         part, below = rest[0], rest[1:]
         child = _child(node, part, resource=node is root)
+        if child is None and value is _ABSENT and not below and part != schemas.ITEMS:
+            child = {}  # a field the old schema lacks is absent from what it stores
         if child is None:
             raise _Unplaceable
         if part == schemas.ITEMS:
