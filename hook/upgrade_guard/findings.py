@@ -43,12 +43,13 @@ class Witness:
     one accepts it (docs/reports.md, "witness"), made from the schemas alone: safe to print.
 
     ``stored`` is written (CREATE) at ``version`` while the old CRD is live; after the new
-    CRD is applied, ``operation`` is a CREATE of a copy of it (``create``), an UPDATE of it
-    to ``object`` (``update``), a GET returning ``read_back`` (``read``), a write of
-    ``object`` through /status, refused, or made before and read back as ``read_back``
-    (``status``), or applying the new CRD itself (``apply-crd``). ``apiserver`` is what
-    happens ("refuses", "reads back changed"), ``message`` a fragment of the apiserver's
-    answer (for a read, the patch from stored to read_back as text)."""
+    CRD is applied, ``operation`` is a CREATE of a copy of it, or of the body ``object`` it
+    was written from, stored as ``read_back`` (``create``), an UPDATE of it to ``object``
+    (``update``), a GET returning ``read_back`` (``read``), a write of ``object`` through
+    /status, refused, or made before and read back as ``read_back`` (``status``), or
+    applying the new CRD itself (``apply-crd``). ``apiserver`` is what happens ("refuses",
+    "reads back changed"), ``message`` a fragment of the apiserver's answer (for a read,
+    the patch from stored to read_back as text)."""
 
     version: str
     operation: str

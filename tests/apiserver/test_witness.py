@@ -56,6 +56,15 @@ PAIRS: list[
     ),  # a field the old schema lacks, now required: absent from every stored object
     ("UG204", W, obj({"x": S}), obj({"x": INT}), obj({"x": S}), ("x",), "create"),
     (
+        "UG219",
+        R,
+        obj({"x": {**S, "default": "a"}}),
+        obj({"x": {**S, "default": "b"}}),
+        obj({"x": {**S, "default": "a"}}),
+        ("x",),
+        "create",
+    ),  # the old default is written into what is stored: the same CREATE stores another
+    (
         "UG205",
         R,
         obj({"x": {**S, "nullable": True}}),
@@ -174,6 +183,17 @@ def test_a_refusal_names_the_path_and_the_apiserver_s_reason() -> None:
                   obj({"x": {**S, "enum": ["a"]}}), ("x",), W)  # fmt: skip
     assert found is not None
     assert (found.stored["spec"], found.message) == ({"x": "b"}, "spec.x: Unsupported value")
+
+
+def test_a_default_removed_the_same_create_stores_without_it() -> None:
+    found = built("UG219", obj({"x": {**S, "default": "a"}}), obj({"x": S}), ("x",), R)
+    assert found is not None and (found.operation, found.apiserver) == (
+        "create",
+        "reads back changed",
+    )
+    assert found.object is not None and found.read_back is not None
+    assert (found.object["spec"], found.stored["spec"]) == ({}, {"x": "a"})
+    assert (found.read_back["spec"], found.message) == ({}, "remove /spec/x")
 
 
 def test_a_read_gives_what_a_get_returns_and_the_patch() -> None:

@@ -31,8 +31,10 @@ def test_a_property_rule_s_error_carries_its_witness() -> None:
 
 
 def test_an_error_without_a_witness_is_unproven_and_stays_an_error() -> None:
-    old = field_crd({**STR, "default": "a"})
-    finding = only(compare(old, field_crd({**STR, "default": "b"})), "UG219")
+    """A map made atomic: only server-side apply's merges differ, no write or read shows it."""
+    labels = {"type": "object", "additionalProperties": STR}
+    old = field_crd({**labels, "x-kubernetes-map-type": "granular"})
+    finding = only(compare(old, field_crd({**labels, "x-kubernetes-map-type": "atomic"})), "UG215")
     assert finding.severity is Severity.ERROR
     assert (finding.proven, finding.witness) == (False, None)
 

@@ -22,6 +22,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import jsonpatch
+
 from upgrade_guard import schema as schemas
 from upgrade_guard.findings import Harm, Witness
 
@@ -156,9 +158,40 @@ class Builder:
             found = self._create_or_read(stored, where, target)
             if found is not None:
                 return found
-            if transition and len(tried) < _MAX_PAIRS:
+            if len(tried) < _MAX_PAIRS:
                 tried.append((stored, body, where))
-        return self._update(tried, target) if transition else None
+        if transition:
+            return self._update(tried, target)
+        return self._stored_otherwise(tried, target)
+
+    def _stored_otherwise(
+        self, tried: list[tuple[dict[str, Any], dict[str, Any], list[str | int]]], target: Target
+    ) -> Witness | None:
+        """Where no stored object reads back changed (the old CRD wrote its default into
+        every one it stored): the same CREATE stores another object under the new CRD
+        than under the old one (a default removed or changed)."""
+        if target.harm is Harm.REFUSED_ON_WRITE:
+            return None
+        for stored, body, where in tried:
+            if self.new.create(body).refused:
+                continue
+            written = self.new.read(body)
+            operations = [
+                (op["op"], op["path"])
+                for op in jsonpatch.make_patch(stored, written).patch
+                if _under(_pointer(op["path"]), where)
+            ]
+            if operations:
+                return Witness(
+                    target.version,
+                    "create",
+                    copy.deepcopy(stored),
+                    "reads back changed",
+                    "; ".join(f"{op} {path}" for op, path in operations),
+                    object=copy.deepcopy(body),
+                    read_back=copy.deepcopy(written),
+                )
+        return None
 
     def _status(self, target: Target) -> Witness | None:
         """Under the status subresource: the minimal object created, then a /status write

@@ -47,14 +47,20 @@ _WITNESS = _object(
         },
         "object": {
             **_OBJECT_OR_NULL,
-            "description": "the UPDATE's body, or the /status write's; null otherwise",
+            "description": (
+                "the UPDATE's body, the /status write's, or that of a CREATE read back"
+                " changed; null otherwise"
+            ),
         },
         "apiserver": {"enum": ["refuses", "reads back changed"]},
         "message": {
             **_TEXT,
             "description": "a fragment of the apiserver's refusal, or the read's patch as text",
         },
-        "read_back": {**_OBJECT_OR_NULL, "description": "what a GET returns, for a read"},
+        "read_back": {
+            **_OBJECT_OR_NULL,
+            "description": "what a GET returns, where it reads back changed",
+        },
     },
     "an object the old CRD accepts that the new one refuses or reads back changed",
 )
