@@ -317,7 +317,33 @@ def test_a_map_key_a_rule_quotes() -> None:
 
 
 def test_a_map_value_s_path_is_printed_as_the_apiserver_prints_it() -> None:
+    """kube-openapi names a map key as a field (``spec.labels.a``, replayed on kube-apiserver
+    v1.35.4); a CEL rule's field error puts it in brackets (``spec.labels[a]``)."""
     old = obj({"labels": {"type": "object", "additionalProperties": {**S, "enum": ["a", "b"]}}})
     new = obj({"labels": {"type": "object", "additionalProperties": {**S, "enum": ["a"]}}})
     found = built("UG207", old, new, ("labels", "*"), W)
-    assert found is not None and found.message == "spec.labels[a]: Unsupported value"
+    assert found is not None and found.message == "spec.labels.a: Unsupported value"
+    rule = "self != 'b'"
+    ruled = obj({"labels": {"type": "object", "additionalProperties": {
+        **S, "x-kubernetes-validations": [{"rule": rule}]}}})  # fmt: skip
+    found = built("UG213", obj({"labels": {"type": "object", "additionalProperties": S}}), ruled,
+                  ("labels", "*"), W, rule)  # fmt: skip
+    assert found is not None and found.message == "spec.labels[a]: Invalid value"
+
+
+ONE_OF = obj({"a": S, "b": S}, oneOf=[{"required": ["a"]}, {"required": ["b"]}])
+
+
+def test_a_combinator_s_refusal_is_worded_as_the_apiserver_words_it() -> None:
+    """No field error of its own: the path quoted, within what was validated (the object, or
+    the status of a /status write), as replayed on kube-apiserver v1.35.4."""
+    found = built("UG218", obj({"o": obj({"a": S, "b": S})}), obj({"o": ONE_OF}), ("o",), W)
+    assert found is not None
+    assert found.message == '"spec.o" must validate one and only one schema (oneOf)'
+    target = Target("g.example.com", "K", "v1", ("status", "o"), "UG218", harm=W,
+                    status_subresource=True)  # fmt: skip
+    builder = Builder(obj({"status": obj({"o": obj({"a": S, "b": S})})}),
+                      obj({"status": obj({"o": ONE_OF})}), (1, 35))  # fmt: skip
+    found = builder.witness(target)
+    assert found is not None and found.operation == "status"
+    assert found.message == '"o" must validate one and only one schema (oneOf)'

@@ -78,6 +78,14 @@ _REASONS = {
     "maxItems": "Too many",
     "maxProperties": "Too many",
 }
+# Checks whose errors are field errors built by path (CEL rules, list types, embedded
+# metadata); the OpenAPI schema's errors name the path as kube-openapi walked it.
+_FIELD_PATHED = frozenset({"rule", "rule-error", "embedded", "duplicate"})
+_COMBINATORS = {
+    "oneOf": "must validate one and only one schema (oneOf)",
+    "anyOf": "must validate at least one schema (anyOf)",
+    "not": "must not validate the schema (not)",
+}
 # A CEL rule's reason, as the field error it becomes.
 _RULE_REASONS = {
     "FieldValueForbidden": "Forbidden",
@@ -218,7 +226,7 @@ class Builder:
                         "status",
                         copy.deepcopy(stored),
                         "refuses",
-                        _message(own),
+                        _message(own, status=True),
                         object=copy.deepcopy(written),
                     )
             if target.harm is Harm.REFUSED_ON_WRITE:
@@ -740,9 +748,16 @@ def _pointer(pointer: str) -> list[str | int]:
     return parts
 
 
-def _message(found: Violation) -> str:
+def _message(found: Violation, status: bool = False) -> str:
     """The part of the apiserver's message the model is sure of: the field path, and the
-    reason where the check names it."""
+    reason where the check names it. A combinator's error is no field error of its own
+    (apiextensions' kubeOpenAPIResultToFieldErrors): it names the path, quoted, within what
+    was validated, the object or, on a /status write, its status."""
+    if found.check in _COMBINATORS:
+        name = _openapi_path(found.path)
+        if status:
+            name = name.removeprefix("status").removeprefix(".")
+        return f'"{name}" {_COMBINATORS[found.check]}'
     if found.detail == "Required value":
         reason = "Required value"
     elif found.check == "rule":
@@ -751,12 +766,21 @@ def _message(found: Violation) -> str:
         return f"{_field_path(found.path)}:"
     else:
         reason = _REASONS.get(found.check, "Invalid value")
-    return f"{_field_path(found.path)}: {reason}" if found.path else reason
+    if found.check in _FIELD_PATHED:
+        return f"{_field_path(found.path)}: {reason}" if found.path else reason
+    return f"{_openapi_path(found.path)}: {reason}" if found.path else reason
 
 
 def _field_path(path: str) -> str:
-    """The model's path as the apiserver prints it: a map key unquoted (``labels[a]``)."""
+    """The model's path as a field error of a CEL rule or list type prints it: a map key
+    unquoted in brackets (``labels[a]``)."""
     return _KEYED.sub(lambda key: f"[{json.loads(key.group(1))}]", path)
+
+
+def _openapi_path(path: str) -> str:
+    """The model's path as kube-openapi's validation names it: a map key as a field
+    (``proxyConnectHeader.a``)."""
+    return _KEYED.sub(lambda key: f".{json.loads(key.group(1))}", path)
 
 
 def minimal(
