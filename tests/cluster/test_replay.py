@@ -249,3 +249,74 @@ def test_a_stored_status_is_written_through_the_status_subresource(cluster: Clus
         ("confirmed", ""),
         ("refuted", "CREATE of the copy was allowed"),
     ]
+
+
+def status_write(apiserver: str, status: dict[str, Any], message: str, read: Any = None) -> Any:
+    return {
+        "version": "v1",
+        "operation": "status",
+        "stored": widget({}),
+        "object": {**widget({}), "status": status},
+        "apiserver": apiserver,
+        "message": message,
+        "read_back": None if read is None else {**widget({}), "status": read},
+    }
+
+
+def test_a_status_write_refused_or_read_back_changed(cluster: Cluster) -> None:
+    """``status``: the stored object (a CREATE dropped its status) has ``object``'s status
+    written through /status: refused once the new CRD is applied, or, made while the old
+    CRD was live, read back changed after it. Beside each, the nearest that is refuted:
+    a write the new CRD allows, a write the old CRD refuses, a wrong read-back."""
+    cluster.admin.ensure_namespace("replay")
+    modes = {"mode": {**STR, "enum": ["a", "b"]}, "legacy": STR}
+    old = crd_body("widgets", [version_entry("v1", root_schema(status=modes))])
+    new = crd_body(
+        "widgets", [version_entry("v1", root_schema(status={"mode": {**STR, "enum": ["a"]}}))]
+    )
+    status_b = 'status.mode: Unsupported value: "b"'
+    cases = [
+        (status_write("refuses", {"mode": "b"}, status_b), "confirmed"),
+        (status_write("reads back changed", {"legacy": "x"}, "remove /status/legacy", {}),
+         "confirmed"),
+        (status_write("refuses", {"mode": "a"}, status_b), "refuted"),
+        (status_write("refuses", {"mode": "c"}, ""), "refuted"),
+        (status_write("reads back changed", {"legacy": "x"}, "", {"legacy": "x"}), "refuted"),
+    ]  # fmt: skip
+    outcomes = replayed(cluster, old, new, [finding("UG207", "status.mode", w) for w, _ in cases])
+    assert [(o.operation, o.result) for o in outcomes] == [("status", r) for _, r in cases], (
+        "\n".join(f"{o.operation} {o.result}: {o.detail}" for o in outcomes)
+    )
+    details = [o.detail for o in outcomes]
+    assert details[2] == "the /status write was allowed"
+    assert details[3].startswith("the old CRD refused the status write")
+    assert details[4].startswith("read back differs from read_back")
+
+
+def test_a_create_read_back_changed(cluster: Cluster) -> None:
+    """A default changed: the old CRD wrote it into ``stored``; the same body created after
+    the new CRD is stored with the new one. Beside it, refuted: a body the old CRD stores
+    otherwise than ``stored``, a read-back the new CRD does not give."""
+    cluster.admin.ensure_namespace("replay")
+    old = crd_body("widgets", [version_entry("v1", root_schema({"mode": {**STR, "default": "a"}}))])
+    new = crd_body("widgets", [version_entry("v1", root_schema({"mode": {**STR, "default": "b"}}))])
+
+    def created(stored: str, read: str) -> Any:
+        return {
+            "version": "v1",
+            "operation": "create",
+            "stored": widget({"mode": stored}),
+            "object": widget({}),
+            "apiserver": "reads back changed",
+            "message": "replace /spec/mode",
+            "read_back": widget({"mode": read}),
+        }
+
+    cases = [(created("a", "b"), "confirmed"), (created("b", "b"), "refuted"),
+             (created("a", "a"), "refuted")]  # fmt: skip
+    outcomes = replayed(cluster, old, new, [finding("UG219", "spec.mode", w) for w, _ in cases])
+    assert [(o.operation, o.result) for o in outcomes] == [("create", r) for _, r in cases], (
+        "\n".join(f"{o.operation} {o.result}: {o.detail}" for o in outcomes)
+    )
+    assert outcomes[1].detail == "the old CRD stores the object otherwise than stored"
+    assert outcomes[2].detail.startswith("read back differs from read_back")

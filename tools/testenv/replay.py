@@ -3,7 +3,10 @@
 For one CRD of one release pair, every error finding's witness is held to kube-apiserver in
 one apply sequence: the old CRD is applied (and Established), each witness's ``stored`` object
 is created at its version, the new CRD is applied, and each operation is performed: a CREATE of
-a copy, an UPDATE to ``object``, a GET, or (``apply-crd``) the new CRD's apply itself. The
+a copy (or, read back changed, of ``object``, the body ``stored`` was written from), an UPDATE
+to ``object``, a GET, a write of ``object`` through /status (``status``:
+refused after the new CRD, or made before it and read back by a GET), or (``apply-crd``) the
+new CRD's apply itself. The
 finding is **confirmed** when the apiserver refuses with ``message`` in its error or reads back
 ``read_back``, **refuted** otherwise (the detail says what the apiserver did), **no witness**
 when the finding has none (``proven`` false), **not replayed** when the sequence could not
@@ -269,6 +272,10 @@ class CRDReplay:
                     case.index, "refuted", f"the old CRD refused the stored status: {err}"
                 )
                 return False
+        if case.witness.get("operation") == "status":
+            return self._status_before(trial, case, version, namespace)
+        if case.witness.get("object") and case.witness.get("operation") == "create":
+            return self._body_stored(trial, case, version, namespace)
         if case.witness.get("operation") != "update":
             return True
         target = self._update_body(trial, case, version, namespace)
@@ -276,6 +283,47 @@ class CRDReplay:
             self.kube.replace(trial.path(version, case.name), target, dryRun="All")
         except KubeError as err:
             self._outcome(case.index, "refuted", f"the old CRD refused the update too: {err}")
+            return False
+        return True
+
+    def _status_before(
+        self, trial: CRDTrial, case: _Case, version: str, namespace: str | None
+    ) -> bool:
+        """For a ``status`` witness, while the old CRD is live: ``object`` written through
+        /status where the new CRD is to read it back changed, else (a refusal to come) the
+        same write passes the old CRD, by a dry run. False with the case refuted where the
+        old CRD refuses it."""
+        target = self._update_body(trial, case, version, namespace)
+        reads = case.witness.get("apiserver") == "reads back changed"
+        try:
+            if reads:
+                self.kube.replace(trial.path(version, case.name) + "/status", target)
+            else:
+                self.kube.replace(trial.path(version, case.name) + "/status", target, dryRun="All")
+        except KubeError as err:
+            self._outcome(case.index, "refuted", f"the old CRD refused the status write: {err}")
+            return False
+        return True
+
+    def _body_stored(
+        self, trial: CRDTrial, case: _Case, version: str, namespace: str | None
+    ) -> bool:
+        """For a CREATE of ``object`` read back changed: the old CRD stores ``object`` as
+        ``stored`` (a dry run); False with the case refuted where it does not."""
+        name = f"{case.name}-old"
+        body = _regrouped(case.witness["object"], self.replay_group, version, name, namespace)
+        created = trial.create(body, version=version, dry_run=True)
+        group = str(self.old["spec"]["group"]) if self.old else ""
+        if not created.allowed:
+            self._outcome(
+                case.index, "refuted", f"the old CRD refused the object: {created.message}"
+            )
+            return False
+        got = as_witnessed(created.expect_allowed(), group, self.replay_group)
+        if got != _expected_read(case.witness["stored"]):
+            self._outcome(
+                case.index, "refuted", "the old CRD stores the object otherwise than stored"
+            )
             return False
         return True
 
@@ -299,7 +347,7 @@ class CRDReplay:
 
     def _operate(self, trial: CRDTrial, case: _Case, group: str) -> None:
         operation = case.witness.get("operation")
-        if operation not in ("create", "update", "read"):
+        if operation not in ("create", "update", "read", "status"):
             self._outcome(case.index, "refuted", f"operation {operation!r} is not in the contract")
             return
         deadline = time.monotonic() + RETRY_SECONDS
@@ -307,10 +355,14 @@ class CRDReplay:
         while True:
             # A refusal of a CREATE or UPDATE is the new schema's (what was written passed the
             # old one): final. What was allowed, or read, may still be the old schema's.
-            if operation == "create":
+            if operation == "create" and case.witness.get("apiserver") == "reads back changed":
+                (result, detail), final = self._created(trial, case, group, attempt), False
+            elif operation == "create":
                 result, detail, final = self._create(trial, case, attempt)
             elif operation == "update":
                 result, detail, final = self._update(trial, case)
+            elif operation == "status" and case.witness.get("apiserver") == "refuses":
+                result, detail, final = self._status(trial, case)
             else:
                 (result, detail), final = self._read(trial, case, group), False
             if result == "confirmed" or final or time.monotonic() > deadline:
@@ -335,6 +387,21 @@ class CRDReplay:
             return (*_refusal(err, case.witness), True)
         return "refuted", "CREATE of the copy was allowed", False
 
+    def _created(self, trial: CRDTrial, case: _Case, group: str, attempt: int) -> tuple[str, str]:
+        """A CREATE of ``object`` (the body ``stored`` was written from) stores
+        ``read_back``: what a GET of the new object returns."""
+        version = str(case.witness.get("version"))
+        name = f"{case.name}-body" + (f"-{attempt}" if attempt else "")
+        namespace = self._namespace_of(self.new)
+        body = _regrouped(
+            case.witness.get("object") or {}, self.replay_group, version, name, namespace
+        )
+        try:
+            self.kube.create(trial.path(version), body)
+        except KubeError as err:
+            return "refuted", f"CREATE of the object refused ({err.code}): {err.message}"
+        return self._compared(trial.get(name, version=version), case, group)
+
     def _update(self, trial: CRDTrial, case: _Case) -> tuple[str, str, bool]:
         version = str(case.witness.get("version"))
         body = self._update_body(trial, case, version, self._namespace_of(self.new))
@@ -343,6 +410,15 @@ class CRDReplay:
         except KubeError as err:
             return (*_refusal(err, case.witness), True)
         return "refuted", "UPDATE to the object was allowed", False
+
+    def _status(self, trial: CRDTrial, case: _Case) -> tuple[str, str, bool]:
+        version = str(case.witness.get("version"))
+        body = self._update_body(trial, case, version, self._namespace_of(self.new))
+        try:
+            self.kube.replace(trial.path(version, case.name) + "/status", body)
+        except KubeError as err:
+            return (*_refusal(err, case.witness), True)
+        return "refuted", "the /status write was allowed", False
 
     def _read(self, trial: CRDTrial, case: _Case, group: str) -> tuple[str, str]:
         version = str(case.witness.get("version"))
@@ -356,6 +432,9 @@ class CRDReplay:
             return "refuted", f"GET failed ({err.code}): {err.message}"
         if case.witness.get("apiserver") == "refuses":
             return "refuted", "GET at the version succeeded"
+        return self._compared(read, case, group)
+
+    def _compared(self, read: JSON, case: _Case, group: str) -> tuple[str, str]:
         got = as_witnessed(read, group, self.replay_group)
         expected = _expected_read(case.witness.get("read_back") or {})
         if got == expected:
