@@ -347,3 +347,19 @@ def test_a_combinator_s_refusal_is_worded_as_the_apiserver_words_it() -> None:
     found = builder.witness(target)
     assert found is not None and found.operation == "status"
     assert found.message == '"o" must validate one and only one schema (oneOf)'
+
+
+@pytest.mark.parametrize(
+    ("rule", "witnessed"), [("self.size() == 0", True), ("self.size() >= 0", False)]
+)
+def test_a_field_the_new_schema_requires_elsewhere_is_set(rule: str, witnessed: bool) -> None:
+    """istio's targetRef: kind and name newly required beside namespace's new rule; a
+    required field missing keeps CEL rules from running, so it is set to try the rule."""
+    old = obj({"ref": obj({"namespace": S, "kind": S})})
+    checked = {**S, "x-kubernetes-validations": [{"rule": rule}]}
+    new = obj({"ref": obj({"namespace": checked, "kind": S}, required=["kind"])})
+    found = built("UG213", old, new, ("ref", "namespace"), W, rule)
+    assert (found is not None) is witnessed
+    if found is not None:
+        assert found.stored["spec"]["ref"] == {"namespace": "a", "kind": "a"}
+        assert found.message == "spec.ref.namespace: Invalid value"

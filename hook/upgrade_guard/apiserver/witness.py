@@ -170,7 +170,34 @@ class Builder:
                 tried.append((stored, body, where))
         if transition:
             return self._update(tried, target)
-        return self._stored_otherwise(tried, target)
+        return self._with_new_requirements(tried, target) or self._stored_otherwise(tried, target)
+
+    def _with_new_requirements(
+        self, tried: list[tuple[dict[str, Any], dict[str, Any], list[str | int]]], target: Target
+    ) -> Witness | None:
+        """Where the new schema refuses a candidate first for fields it now requires
+        elsewhere (which keep its CEL rules from running): those fields set, as both
+        schemas accept them, and the candidate tried again."""
+        for _, body, where in tried:
+            repaired = body
+            for violation in self.new.create(body).violations:
+                at = values.steps(violation.path)
+                if violation.detail != "Required value" or _under(at, where):
+                    continue
+                if not all(isinstance(step, str) for step in at):
+                    continue
+                path = tuple(schemas.segment(str(step)) for step in at)
+                field = _node_at(self.new_schema, path)
+                if field is None or _node_at(self.old_schema, path) is None:
+                    continue
+                placed = _place(repaired, self.old_schema, path, self._synth.value(field, 1),
+                                self._synth)  # fmt: skip
+                repaired = placed[0] if placed is not None else repaired
+            stored = None if repaired is body else self._stored(repaired)
+            found = None if stored is None else self._create_or_read(stored, where, target)
+            if found is not None:
+                return found
+        return None
 
     def _stored_otherwise(
         self, tried: list[tuple[dict[str, Any], dict[str, Any], list[str | int]]], target: Target
