@@ -363,3 +363,21 @@ def test_a_field_the_new_schema_requires_elsewhere_is_set(rule: str, witnessed: 
     if found is not None:
         assert found.stored["spec"]["ref"] == {"namespace": "a", "kind": "a"}
         assert found.message == "spec.ref.namespace: Invalid value"
+
+
+@pytest.mark.parametrize(
+    ("banned", "witnessed"), [(["any", "all"], True), (["any", "none"], False)]
+)
+def test_a_not_added_is_tried_with_the_fields_it_bans_together(
+    banned: list[str], witnessed: bool
+) -> None:
+    """kyverno's exclude: ``not: {required: [any, all]}``; a field the old schema lacks
+    ("none") is never stored, so nothing the old schema stores is refused."""
+    old = obj({"ex": obj({"any": {"type": "array"}, "all": {"type": "array"}})})
+    new = obj({"ex": obj({"any": {"type": "array"}, "all": {"type": "array"}},
+                         **{"not": {"required": banned}})})  # fmt: skip
+    found = built("UG218", old, new, ("ex",), W)
+    assert (found is not None) is witnessed
+    if found is not None:
+        assert found.stored["spec"]["ex"] == {"any": [], "all": []}
+        assert found.message == '"spec.ex" must not validate the schema (not)'

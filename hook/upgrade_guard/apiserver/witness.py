@@ -367,6 +367,8 @@ def _ranked(
             yield refused.example
     if code in ("UG214", "UG217", "UG216"):
         yield from _structural(old, synth)
+    if code == "UG218":
+        yield from _combined(old, new, synth)
     if code == "UG213" and isinstance(target.new, str):
         yield from _named_by_rule(target.new, old, synth)
         yield from _quoted_by_rule(target.new, old, synth)
@@ -405,6 +407,29 @@ def _named_by_rule(rule: str, old: values.Schema, synth: _Synthesis) -> Iterator
         yield {**minimal, **named}
         for name, value in named.items():
             yield {**minimal, name: value}
+
+
+def _combined(old: values.Schema, new: values.Schema, synth: _Synthesis) -> Iterator[Any]:
+    """For a combinator changed at an object: the fields each new branch requires set
+    (``not: {required: [any, all]}`` refuses both at once), then every field set."""
+    minimal = synth.value(old, 0)
+    properties = old.get("properties") or {}
+    if not isinstance(minimal, dict) or not properties:
+        return
+    branches = [new.get("not"), *(new.get(key) or [] for key in ("oneOf", "anyOf", "allOf"))]
+    flat = [b for group in branches for b in (group if isinstance(group, list) else [group])]
+    sets = [b.get("required") for b in flat if isinstance(b, Mapping)]
+    sets.append(list(properties))
+    for names in sets:
+        if isinstance(names, list) and names:
+            yield {
+                **minimal,
+                **{
+                    name: synth.value(properties[name], 1)
+                    for name in names
+                    if isinstance(properties.get(name), dict)
+                },
+            }
 
 
 def _quoted_by_rule(rule: str, old: values.Schema, synth: _Synthesis) -> Iterator[Any]:
