@@ -18,7 +18,7 @@ from itertools import combinations
 from upgrade_guard import rules, schema
 from upgrade_guard.apiserver import minors, witness
 from upgrade_guard.crd import Crd
-from upgrade_guard.findings import Change, Harm, Outcome, Severity
+from upgrade_guard.findings import Change, Harm, Outcome, Severity, Witness
 from upgrade_guard.judging import Changes, Context, Placed, judge, run
 from upgrade_guard.policy import DEFAULT_POLICY, Policy
 from upgrade_guard.rules import (
@@ -323,12 +323,13 @@ def _served_pair_changes(old: Crd, new: Crd) -> Iterator[Placed]:
         known_back: list[SchemaChange] = []
         if old_pair is not None:
             known_forth, known_back = _changes_both_ways(*old_pair, new_pair)
-        yield from _disagreements(new.name, first, second, forth, known_forth)
-        yield from _disagreements(new.name, second, first, back, known_back)
+        yield from _disagreements(old, new, first, second, forth, known_forth)
+        yield from _disagreements(old, new, second, first, back, known_back)
 
 
 def _disagreements(
-    crd: str,
+    old: Crd,
+    new: Crd,
     first: str,
     second: str,
     changes: list[SchemaChange],
@@ -336,9 +337,46 @@ def _disagreements(
 ) -> Iterator[Placed]:
     """What objects written as first and read as second meet, less what they met before."""
     known = {(item.rule.code, item.path) for item in known_changes}
+    builder: witness.Builder | None = None
     for item in changes:
         rule, path, change = item.rule, item.path, item.change
         if (rule.code, path) in known:
             continue
         found = served_pairs.disagreement(first, second, rule, change)
-        yield Placed(served_pairs.RULE, crd, f"{first}->{second}", path, found, item.node)
+        if _may_refuse(item) and first in old.served_versions:
+            builder = builder or witness.Builder(
+                old.schema_of(first), new.schema_of(second), minors.NEWEST
+            )
+            found = replace(found, witness=_read_at(builder, new, first, second, item))
+        yield Placed(served_pairs.RULE, new.name, f"{first}->{second}", path, found, item.node)
+
+
+def _read_at(
+    builder: witness.Builder, new: Crd, first: str, second: str, item: SchemaChange
+) -> Witness | None:
+    """UG110's witness: an object written at ``first`` while the old CRD is live, which
+    the new CRD refuses or reads back changed at ``second`` (conversion None rewrites only
+    its apiVersion)."""
+    subresources = _version_entry(new, second).get("subresources")
+    status = isinstance(subresources, Mapping) and "status" in subresources
+    group, kind = _group_kind(new)
+    target = witness.Target(
+        group, kind, first, item.path, item.rule.code, *_said(item.change), item.rule.harm, status
+    )
+    found = builder.witness(target)
+    if found is None:
+        return None
+    at = f"{group}/{second}"
+    return replace(
+        found,
+        read_version=second,
+        object=None if found.object is None else {**found.object, "apiVersion": at},
+        read_back=None if found.read_back is None else {**found.read_back, "apiVersion": at},
+    )
+
+
+def _version_entry(crd: Crd, name: str) -> Mapping[str, object]:
+    for entry in crd.spec.get("versions") or []:
+        if isinstance(entry, Mapping) and entry.get("name") == name:
+            return entry
+    return {}

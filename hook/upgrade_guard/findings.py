@@ -49,7 +49,8 @@ class Witness:
     /status, refused, or made before and read back as ``read_back`` (``status``), or
     applying the new CRD itself (``apply-crd``). ``apiserver`` is what happens ("refuses",
     "reads back changed"), ``message`` a fragment of the apiserver's answer (for a read,
-    the patch from stored to read_back as text)."""
+    the patch from stored to read_back as text). ``read_version``: where the operation is
+    made at another served version than ``stored`` was written at (conversion None)."""
 
     version: str
     operation: str
@@ -58,6 +59,7 @@ class Witness:
     message: str
     object: Mapping[str, Any] | None = None
     read_back: Mapping[str, Any] | None = None
+    read_version: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +70,7 @@ class Witness:
             "apiserver": self.apiserver,
             "message": self.message,
             "read_back": self.read_back,
+            "read_version": self.read_version,
         }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pickle
 
-from crd_builders import compare, crd, field_crd, version
+from crd_builders import compare, crd, field_crd, spec_schema, version
 from upgrade_guard import engine
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Outcome, Severity
@@ -65,3 +65,22 @@ def test_witnesses_survive_the_trip_between_processes() -> None:
     changes = engine.changes_between({"w": Crd(old)}, {"w": Crd(new)})
     assert pickle.loads(pickle.dumps(changes)) == changes
     assert any(item.change.witness is not None for item in changes.raw)
+
+
+def test_served_versions_disagreeing_are_witnessed_at_the_version_read() -> None:
+    """UG110: written at v1 while the old CRD is live, copied at v2 once the new CRD serves
+    v2 with another schema and conversion None. Objects written at v2 before held a string,
+    as v1 reads it: that way only what is written after the new CRD meets the harm, which no
+    witness of the contract shows (unproven), nor where v1 was not served before."""
+    s, i = {"type": "string"}, {"type": "integer"}
+    both = crd(version("v1", spec_schema(x=s), storage=False), version("v2", spec_schema(x=s)))
+    new = crd(version("v1", spec_schema(x=s), storage=False), version("v2", spec_schema(x=i)))
+    found = {f.version: f for f in compare(both, new).findings if f.code == "UG110"}
+    assert set(found) == {"v1->v2", "v2->v1"}
+    forth = found["v1->v2"].witness
+    assert found["v1->v2"].proven is True and forth is not None
+    assert (forth.version, forth.read_version, forth.operation) == ("v1", "v2", "create")
+    assert (found["v2->v1"].proven, found["v2->v1"].witness) == (False, None)
+    only_v2 = crd(version("v2", spec_schema(x=s)))
+    found = {f.version: f for f in compare(only_v2, new).findings if f.code == "UG110"}
+    assert found["v1->v2"].proven is False

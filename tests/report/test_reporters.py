@@ -318,6 +318,7 @@ def test_json_report_carries_the_witness_and_counts_unproven_errors() -> None:
         "apiserver": "refuses",
         "message": "spec.mode: Unsupported value",
         "read_back": None,
+        "read_version": None,
     }
     assert document["findings"][3]["proven"] is False
     assert document["findings"][3]["witness"] is None

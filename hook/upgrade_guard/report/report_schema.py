@@ -61,6 +61,13 @@ _WITNESS = _object(
             **_OBJECT_OR_NULL,
             "description": "what a GET returns, where it reads back changed",
         },
+        "read_version": {
+            **_TEXT_OR_NULL,
+            "description": (
+                "the served version the operation is made at, where not version (an object"
+                " written at version, read or written back at another: conversion None)"
+            ),
+        },
     },
     "an object the old CRD accepts that the new one refuses or reads back changed",
 )

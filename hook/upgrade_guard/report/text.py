@@ -31,9 +31,12 @@ _UNPROVEN = "unproven: no witness could be built for it; it stays an error"
 
 def _witness_lines(witness: Witness) -> list[RenderableType]:
     """What the apiserver does, then the objects, one line each, never broken (copyable)."""
+    at = witness.version
+    if witness.read_version:
+        at = f"{witness.read_version} (stored at {witness.version})"
     lines: list[RenderableType] = [
         Text(
-            f"{' ' * 10}witness: {witness.operation} at {witness.version}: the apiserver"
+            f"{' ' * 10}witness: {witness.operation} at {at}: the apiserver"
             f" {witness.apiserver}: {witness.message}",
             style="magenta",
         )
