@@ -320,3 +320,20 @@ def test_a_create_read_back_changed(cluster: Cluster) -> None:
     )
     assert outcomes[1].detail == "the old CRD stores the object otherwise than stored"
     assert outcomes[2].detail.startswith("read back differs from read_back")
+
+
+def test_a_copy_at_the_version_read(cluster: Cluster) -> None:
+    """UG110: stored at v1 while the old CRD is live; the new CRD serves v2 with another
+    schema and conversion None: a copy made at ``read_version`` v2 is refused, one made at
+    v1 (no read_version) is allowed."""
+    cluster.admin.ensure_namespace("replay")
+    v1 = version_entry("v1", root_schema({"x": STR}), storage=False)
+    old = crd_body("widgets", [v1, version_entry("v2", root_schema({"x": STR}))])
+    new = crd_body("widgets", [v1, version_entry("v2", root_schema({"x": {"type": "integer"}}))])
+    copied = {**refuses("create", {"x": "a"}, "spec.x: Invalid value"), "read_version": "v2"}
+    same = {**copied, "read_version": None}
+    outcomes = replayed(cluster, old, new, [finding("UG110", "spec.x", w) for w in (copied, same)])
+    assert [(o.result, o.detail) for o in outcomes] == [
+        ("confirmed", ""),
+        ("refuted", "CREATE of the copy was allowed"),
+    ]

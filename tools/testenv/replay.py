@@ -6,7 +6,8 @@ is created at its version, the new CRD is applied, and each operation is perform
 a copy (or, read back changed, of ``object``, the body ``stored`` was written from), an UPDATE
 to ``object``, a GET, a write of ``object`` through /status (``status``:
 refused after the new CRD, or made before it and read back by a GET), or (``apply-crd``) the
-new CRD's apply itself. The
+new CRD's apply itself; at ``read_version`` where the witness names one (UG110: stored at one
+served version, operated on at another). The
 finding is **confirmed** when the apiserver refuses with ``message`` in its error or reads back
 ``read_back``, **refuted** otherwise (the detail says what the apiserver did), **no witness**
 when the finding has none (``proven`` false), **not replayed** when the sequence could not
@@ -136,6 +137,12 @@ def _expected_read(read_back: JSON) -> JSON:
     metadata.pop("namespace", None)
     metadata["name"] = "witness"
     return body
+
+
+def _operated_at(witness: JSON) -> str:
+    """The version the operation is made at: ``read_version`` where the witness names one
+    (UG110: written at one served version, read at another), else the one it was stored at."""
+    return str(witness.get("read_version") or witness.get("version"))
 
 
 def _refusal(error: KubeError, witness: JSON) -> tuple[str, str]:
@@ -372,7 +379,7 @@ class CRDReplay:
         self._outcome(case.index, result, detail)
 
     def _create(self, trial: CRDTrial, case: _Case, attempt: int) -> tuple[str, str, bool]:
-        version = str(case.witness.get("version"))
+        version = _operated_at(case.witness)
         name = f"{case.name}-copy" + (f"-{attempt}" if attempt else "")
         body = _regrouped(
             case.witness["stored"],
@@ -390,7 +397,7 @@ class CRDReplay:
     def _created(self, trial: CRDTrial, case: _Case, group: str, attempt: int) -> tuple[str, str]:
         """A CREATE of ``object`` (the body ``stored`` was written from) stores
         ``read_back``: what a GET of the new object returns."""
-        version = str(case.witness.get("version"))
+        version = _operated_at(case.witness)
         name = f"{case.name}-body" + (f"-{attempt}" if attempt else "")
         namespace = self._namespace_of(self.new)
         body = _regrouped(
@@ -403,7 +410,7 @@ class CRDReplay:
         return self._compared(trial.get(name, version=version), case, group)
 
     def _update(self, trial: CRDTrial, case: _Case) -> tuple[str, str, bool]:
-        version = str(case.witness.get("version"))
+        version = _operated_at(case.witness)
         body = self._update_body(trial, case, version, self._namespace_of(self.new))
         try:
             self.kube.replace(trial.path(version, case.name), body)
@@ -412,7 +419,7 @@ class CRDReplay:
         return "refuted", "UPDATE to the object was allowed", False
 
     def _status(self, trial: CRDTrial, case: _Case) -> tuple[str, str, bool]:
-        version = str(case.witness.get("version"))
+        version = _operated_at(case.witness)
         body = self._update_body(trial, case, version, self._namespace_of(self.new))
         try:
             self.kube.replace(trial.path(version, case.name) + "/status", body)
@@ -421,7 +428,7 @@ class CRDReplay:
         return "refuted", "the /status write was allowed", False
 
     def _read(self, trial: CRDTrial, case: _Case, group: str) -> tuple[str, str]:
-        version = str(case.witness.get("version"))
+        version = _operated_at(case.witness)
         try:
             read = trial.get(case.name, version=version)
         except KubeError as err:
