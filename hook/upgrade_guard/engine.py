@@ -146,7 +146,9 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
             if status and change.ratchetable and _checked_by_status_writes(found):
                 change = replace(change, status_written=True)
             if _may_refuse(found):
-                builder = builder or witness.Builder(old_schema, new_schema, minors.NEWEST)
+                builder = builder or witness.Builder(
+                    old_schema, new_schema, minors.NEWEST, _stored_as(old, version.name)
+                )
                 target = witness.Target(
                     *_group_kind(new),
                     version.name,
@@ -345,10 +347,18 @@ def _disagreements(
         found = served_pairs.disagreement(first, second, rule, change)
         if _may_refuse(item) and first in old.served_versions:
             builder = builder or witness.Builder(
-                old.schema_of(first), new.schema_of(second), minors.NEWEST
+                old.schema_of(first), new.schema_of(second), minors.NEWEST, _stored_as(old, first)
             )
             found = replace(found, witness=_read_at(builder, new, first, second, item))
         yield Placed(served_pairs.RULE, new.name, f"{first}->{second}", path, found, item.node)
+
+
+def _stored_as(old: Crd, version: str) -> schema.Node | None:
+    """The old CRD's storage version's schema, where ``version`` is another one."""
+    storage = old.storage_version
+    if storage is None or storage == version:
+        return None
+    return old.schema_of(storage)
 
 
 def _read_at(

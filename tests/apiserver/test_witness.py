@@ -381,3 +381,17 @@ def test_a_not_added_is_tried_with_the_fields_it_bans_together(
     if found is not None:
         assert found.stored["spec"]["ex"] == {"any": [], "all": []}
         assert found.message == '"spec.ex" must not validate the schema (not)'
+
+
+@pytest.mark.parametrize(("storage", "witnessed"), [(obj({"x": S, "y": S}), True),
+                                                    (obj({"x": S}), False)])  # fmt: skip
+def test_a_write_at_another_version_is_stored_as_the_storage_version(
+    storage: dict[str, Any], witnessed: bool
+) -> None:
+    """A write at v2 is stored as v1 (conversion None) and pruned by v1's schema too: where
+    v1 lacks y, no object stored through v2 holds it (replayed: provider-upjet-aws
+    directoryconfigs, written at v1beta2, stored as v1beta1)."""
+    old, new = obj({"spec": obj({"x": S, "y": S})}), obj({"spec": obj({"x": S})})
+    builder = Builder(old, new, (1, 35), obj({"spec": storage}))
+    found = builder.witness(Target("g.example.com", "K", "v2", ("spec", "y"), "UG201", harm=R))
+    assert (found is not None) is witnessed

@@ -137,8 +137,12 @@ class Builder:
         old: values.Schema,
         new: values.Schema,
         kube_version: tuple[int, int],
+        stored_as: values.Schema | None = None,
     ) -> None:
-        self.old_schema, self.new_schema = old, new
+        """``stored_as``: the old CRD's storage version's schema where the witness's version
+        is another: a write is stored as that version (conversion None), pruned by its
+        schema too, so a candidate it would change is no object the old CRD stores as such."""
+        self.old_schema, self.new_schema, self.stored_as = old, new, stored_as
         self.old, self.new = judge.Judge(old, kube_version), judge.Judge(new, kube_version)
         self._synth = _Synthesis(kube_version)
         self._bases: dict[tuple[str, str, str], dict[str, Any] | None] = {}
@@ -245,6 +249,8 @@ class Builder:
             if attempt.refused or attempt.not_evaluated:
                 continue
             written = self.old.status_written(body, stored)
+            if not self._kept(written):
+                continue
             if target.harm is not Harm.CHANGED_ON_READ:
                 own = _own(self.new.status(body, self.new.read(stored)).violations, where)
                 if own is not None:
@@ -288,7 +294,14 @@ class Builder:
         attempt = self.old.create(body)
         if attempt.refused or attempt.not_evaluated:
             return None
-        return self.old.read(body)
+        stored = self.old.read(body)
+        return stored if self._kept(stored) else None
+
+    def _kept(self, stored: dict[str, Any]) -> bool:
+        """Whether the storage version holds ``stored`` unchanged."""
+        if self.stored_as is None:
+            return True
+        return not readback.operations(readback.coerce(stored, self.stored_as)[1])
 
     def _create_or_read(
         self, stored: dict[str, Any], where: list[str | int], target: Target
