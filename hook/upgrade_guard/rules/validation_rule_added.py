@@ -22,7 +22,6 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from upgrade_guard import schema
-from upgrade_guard.apiserver import cel_reads
 from upgrade_guard.findings import Change, Harm, Severity
 from upgrade_guard.rules.kinds import PropertyRule
 
@@ -32,6 +31,10 @@ def _by_expression(node: schema.Node) -> dict[str, Mapping[str, Any]]:
 
 
 def compare(at: schema.Location) -> Iterator[Change]:
+    # Imported where a node's rules changed: the CEL parser and cost model load slowly, and
+    # most diffs (and every diff without CEL rules) never get here.
+    from upgrade_guard.apiserver import cel_reads
+
     old, new = at.old, at.new
     before = _by_expression(old)
     for expression, entry in _by_expression(new).items():
