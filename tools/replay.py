@@ -1,7 +1,7 @@
 """Replay every error's witness on the real kube-apiserver (issue 33 item 2).
 
     .venv/bin/python tools/replay.py [--all] [--sample N] [--seed S] [--project P ...]
-                                     [--workers W] [--jsonl FILE]
+                                     [--rule CODE ...] [--workers W] [--jsonl FILE]
 
 The sources are the consecutive release pairs of ../shared/corpus (83 of them, six
 projects) and the shared charts (external-secrets 0.15.0 -> 0.16.0, cert-manager v1.18.0 ->
@@ -13,7 +13,8 @@ CRDs). Prints, per rule: errors, witnesses confirmed, refuted, not replayed, err
 witness; then every refuted and not-replayed finding. Exit 1 when a witness is refuted.
 
 Without ``--all`` it replays a seeded sample (``--sample`` CRDs with errors, at most two per
-source, drawn with ``--seed``), the one CI runs in tests/cluster/test_replay.py.
+source, drawn with ``--seed``), the one CI runs in tests/cluster/test_replay.py. With
+``--all``, ``--rule`` keeps only the errors of the rules named.
 """
 
 from __future__ import annotations
@@ -190,9 +191,10 @@ def replay(
     return outcomes
 
 
-def all_jobs(sources: Sequence[Source]) -> Iterator[Job]:
+def all_jobs(sources: Sequence[Source], rules: Sequence[str] = ()) -> Iterator[Job]:
     for source in sources:
-        yield from jobs_of(source, diff_errors(source))
+        errors = diff_errors(source)
+        yield from jobs_of(source, [f for f in errors if not rules or f.get("code") in rules])
 
 
 def report(outcomes: Sequence[Outcome], seconds: float, sources: int, crds: int) -> str:
@@ -215,6 +217,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sample", type=int, default=SAMPLE)
     parser.add_argument("--seed", type=int, default=SEED)
     parser.add_argument("--project", action="append", default=[])
+    parser.add_argument("--rule", action="append", default=[], help="only this rule's errors")
     parser.add_argument("--workers", type=int, default=WORKERS)
     parser.add_argument("--jsonl", type=Path, help="append each outcome as a JSON line")
     args = parser.parse_args(argv)
@@ -232,7 +235,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         try:
             chosen = (
-                list(all_jobs(sources)) if args.all else sampled(sources, args.sample, args.seed)
+                list(all_jobs(sources, args.rule))
+                if args.all
+                else sampled(sources, args.sample, args.seed)
             )
         except RuntimeError as err:
             print(f"replay: {err}", file=sys.stderr)
