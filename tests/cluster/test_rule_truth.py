@@ -1512,31 +1512,75 @@ def _write_table() -> None:
     Path(target).write_text("\n".join(lines) + "\n")
 
 
+ROLLED_BACK_V1 = (
+    'status.storedVersions[1]: Invalid value: "v1": missing from spec.versions; v1 was'
+    " previously a storage version, and must remain in spec.versions until a storage"
+    " migration ensures no data remains persisted in v1 and removes v1 from"
+    " status.storedVersions"
+)
+
+
 @pytest.mark.parametrize(
-    ("served_before", "rollback_allowed"),
+    ("v1_before", "alpha_after", "rollback_allowed", "severity"),
     [
-        pytest.param(False, False, id="ug106-first-served-rollback-refused"),
-        pytest.param(True, True, id="ug106-served-before-rollback-allowed"),
+        pytest.param("absent", "served", False, "error", id="ug106-first-served-rollback-refused"),
+        pytest.param(
+            "absent", "unserved", False, "error", id="ug106-first-served-alpha-unserved-refused"
+        ),
+        pytest.param("served", "served", True, "info", id="ug106-served-before-rollback-allowed"),
+        pytest.param(
+            "unserved", "served", True, "info", id="ug106-listed-unserved-rollback-allowed"
+        ),
+        pytest.param(
+            "served", "unserved", True, "warning", id="ug106-alpha-unserved-rollback-allowed"
+        ),
     ],
 )
 def test_storage_move_rollback(
-    cluster: Cluster, served_before: bool, rollback_allowed: bool
+    cluster: Cluster, v1_before: str, alpha_after: str, rollback_allowed: bool, severity: str
 ) -> None:
-    """UG106's why, on the real apiserver: move storage, write an object, roll the CRD back."""
+    """UG106's why, on the real apiserver: store an object at v1alpha1, move storage to v1,
+    write one there, roll the CRD back. Refused exactly where the old CRD does not list v1
+    (the rule's error, its witness); where it lists v1, served or not, the rollback is
+    accepted and both objects read back unchanged at v1alpha1, the version the old CRD
+    stores, so the move that stops serving v1alpha1 hurts only as UG105 says (a GET at
+    v1alpha1 is 404 until the rollback): a warning."""
     namespace = f"rollback-{secrets.token_hex(3)}"
     plural = f"rollback{secrets.token_hex(3)}s"
-    _, old, new = _storage_move_crds(served_before)(plural)
+    schema = root_schema()
+    old_versions = [version_entry("v1alpha1", schema)]
+    if v1_before != "absent":
+        old_versions.append(
+            version_entry("v1", schema, storage=False, served=v1_before == "served")
+        )
+    alpha = version_entry("v1alpha1", schema, storage=False, served=alpha_after == "served")
+    old, new = (
+        crd_body(plural, old_versions),
+        crd_body(plural, [alpha, version_entry("v1", schema)]),
+    )
+    name = old["metadata"]["name"]
+    said = engine.compare_crds({name: Crd(old)}, {name: Crd(new)}, kube_version=KUBE_VERSION)
+    assert {(f.code, str(f.severity)) for f in said.findings if f.code == "UG106"} == {
+        ("UG106", severity)
+    }
     trial = CRDTrial(cluster.admin, namespace)
     trial.apply_crd(old).expect_allowed()
+    trial.create({"metadata": {"name": "written-as-v1alpha1"}, "spec": PLAIN}).expect_allowed()
     trial.apply_crd(new).expect_allowed()
     assert trial.stored_versions() == ["v1alpha1", "v1"]
     trial.create({"metadata": {"name": "written-as-v1"}, "spec": PLAIN}).expect_allowed()
+    if alpha_after == "unserved":
+        with pytest.raises(KubeError) as unserved:
+            trial.get("written-as-v1alpha1", version="v1alpha1")
+        assert unserved.value.code == 404
     rollback = trial.apply_crd(old)
-    if rollback_allowed:
-        rollback.expect_allowed()
-        assert trial.get("written-as-v1", version="v1")["spec"] == PLAIN
-    else:
-        rollback.expect_refused('status.storedVersions[1]: Invalid value: "v1"')
+    if not rollback_allowed:
+        rollback.expect_refused(ROLLED_BACK_V1, code=422)
+        return
+    rollback.expect_allowed()
+    for written in ("written-as-v1alpha1", "written-as-v1"):
+        assert trial.get(written, version="v1alpha1")["spec"] == PLAIN
+    trial.create({"metadata": {"name": "after-rollback"}, "spec": PLAIN}).expect_allowed()
 
 
 @pytest.mark.parametrize(

@@ -6,15 +6,19 @@ Why it matters: nothing already stored is converted; objects move on their next 
 status.storedVersions keeps both versions until a storage migration rewrites every object.
 The apiserver adds the new storage version to status.storedVersions as soon as the new CRD
 is applied, whether or not anything is written, and every entry must stay in spec.versions:
-a rollback re-applying the previous release's CRD, if that release did not serve the new
-storage version, is refused ("status.storedVersions[1]: Invalid value: "v1": missing from
-spec.versions"; crossplane/crossplane#6148). So, as Kubernetes' deprecation policy (rule 4b)
-says, the storage version may advance only to a version the previous release already
-served, while the previous storage version stays served: that move is reported as info,
-naming the storage migration still to do; any other move is an error (a move in the release that
-stops serving the previous storage version too: the policy wants one release serving both).
+a rollback re-applying the previous release's CRD, if that CRD does not list the new storage
+version, is refused ("status.storedVersions[1]: Invalid value: "v1": missing from
+spec.versions"; crossplane/crossplane#6148). That is the error, witnessed by that refusal.
+So, as Kubernetes' deprecation policy (rule 4b) says, the storage version may advance only to
+a version the previous release already served, while the previous storage version stays
+served: that move is reported as info, naming the storage migration still to do. A move in
+the release that stops serving the previous storage version is against the policy, which
+wants one release serving both, but the rollback's CRD is accepted and every object reads
+back at both versions after it: its harm is UG105's (reads and writes at the version no
+longer served fail), so it is a warning here. A move to a version the previous CRD listed
+without serving it is accepted on rollback too (info).
 
-Allowed: the same storage version on both sides; a move to a version the old CRD served,
+Allowed: the same storage version on both sides; a move to a version the old CRD listed,
 with the old storage version still served (info).
 """
 
@@ -33,7 +37,7 @@ def compare(pair: CrdPair) -> Iterator[Change]:
     if before == after:
         return
     moved = f"storage version moved from {before} to {after}"
-    if after not in old.served_versions:
+    if after not in old.versions:
         yield Change(
             None,
             f"{moved}, which the previous release does not serve: once this CRD is applied,"
@@ -47,15 +51,22 @@ def compare(pair: CrdPair) -> Iterator[Change]:
         yield Change(
             None,
             f"{moved} in the release that stops serving {before}: Kubernetes' deprecation"
-            f" policy (rule 4b) moves storage in a release that serves both; keep serving"
-            f" {before} in this release",
+            f" policy (rule 4b) moves storage in a release that serves both; a rollback's CRD"
+            f" is still accepted (it lists {after}), and what stops working is UG105's:"
+            f" requests at {before}",
             before,
             after,
+            severity=Severity.WARNING,
         )
     else:
+        listed = (
+            f"{after} was already served, so a rollback can read it"
+            if after in old.served_versions
+            else f"the previous release lists {after}, so a rollback's CRD is accepted"
+        )
         yield Change(
             None,
-            f"{moved} ({after} was already served, so a rollback can read it): a storage"
+            f"{moved} ({listed}): a storage"
             f" migration is still to do: read and write back every object, then remove"
             f" {before} from status.storedVersions, before {before} stops being served",
             before,
@@ -68,7 +79,7 @@ RULE = CrdRule(
     code="UG106",
     name="storage-version-changed",
     severity=Severity.ERROR,
-    summary="The storage version moved to a version the previous release did not serve.",
+    summary="The storage version moved to a version the previous release did not list.",
     compare=compare,
     doc=__doc__ or "",
     handles=frozenset({"versions"}),
