@@ -24,6 +24,7 @@ from upgrade_guard.policy import DEFAULT_POLICY, Policy
 from upgrade_guard.rules import (
     crd_removed,
     served_version_removed,
+    storage_version_changed,
     stored_version_removed,
     unclassified_change,
 )
@@ -128,6 +129,8 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
             compared = (_unserved_witnessed(old, change) for change in compared)
         elif crd_rule.code == stored_version_removed.RULE.code:
             compared = (_stored_removed_witnessed(old, change) for change in compared)
+        elif crd_rule.code == storage_version_changed.RULE.code:
+            compared = (_storage_moved_witnessed(old, change) for change in compared)
         yield from _raw(crd_rule, new.name, None, None, compared)
     in_spec = unclassified_change.in_spec(pair, _HANDLED_SPEC_FIELDS)
     yield from _raw(unclassified_change.RULE, new.name, None, None, in_spec)
@@ -217,6 +220,21 @@ def _stored_removed_witnessed(old: Crd, change: Change) -> Change:
     if stored is None:
         return change
     return replace(change, witness=witness.crd_refused(gone, stored))
+
+
+def _storage_moved_witnessed(old: Crd, change: Change) -> Change:
+    """UG106's error with its witness: an object stored while the old CRD is live (at its
+    storage version, else its first served one); once the new CRD is applied, applying the
+    old CRD again (a rollback), which does not list the new storage version, is refused."""
+    moved_to = change.new if isinstance(change.new, str) else None
+    if change.severity is not None or moved_to is None or moved_to in old.versions:
+        return change
+    at = old.storage_version if old.storage_version in old.served_versions else None
+    at = at or next(iter(old.served_versions), None)
+    stored = None if at is None else _minimal(old, at)
+    if at is None or stored is None:
+        return change
+    return replace(change, witness=witness.rollback_refused(at, stored, moved_to))
 
 
 def _minimal(crd: Crd, version: str) -> dict[str, object] | None:

@@ -47,7 +47,8 @@ class Witness:
     was written from, stored as ``read_back`` (``create``), an UPDATE of it to ``object``
     (``update``), a GET returning ``read_back`` (``read``), a write of ``object`` through
     /status, refused, or made before and read back as ``read_back`` (``status``), or
-    applying the new CRD itself (``apply-crd``). ``apiserver`` is what happens ("refuses",
+    applying the new CRD itself (``apply-crd``), or, once it is applied, applying the old
+    CRD again, a rollback (``apply-old-crd``). ``apiserver`` is what happens ("refuses",
     "reads back changed"), ``message`` a fragment of the apiserver's answer (for a read,
     the patch from stored to read_back as text). ``read_version``: where the operation is
     made at another served version than ``stored`` was written at (conversion None)."""

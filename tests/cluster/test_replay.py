@@ -23,6 +23,9 @@ from corpus import IN_CI, require_corpus
 from testenv import Cluster, truth
 from testenv.replay import CRDReplay, Outcome, detail_lines, table_text
 from testenv.truth import crd_body, root_schema, version_entry
+from upgrade_guard import engine
+from upgrade_guard.crd import Crd
+from upgrade_guard.report.json_report import finding_as_dict
 
 REPLAY_ALL = os.environ.get("UPGRADE_GUARD_REPLAY_ALL") == "1"
 SAMPLE = int(os.environ.get("UG_REPLAY_SAMPLE", str(tool.SAMPLE)))
@@ -336,4 +339,38 @@ def test_a_copy_at_the_version_read(cluster: Cluster) -> None:
     assert [(o.result, o.detail) for o in outcomes] == [
         ("confirmed", ""),
         ("refuted", "CREATE of the copy was allowed"),
+    ]
+
+
+def test_a_rollback_refused_once_the_storage_version_moved(cluster: Cluster) -> None:
+    """UG106's witness, as the engine builds it: stored at v1alpha1, the new CRD stores v1,
+    the old CRD (v1alpha1 only) applied again is refused, status.storedVersions listing v1.
+    Beside it, refuted: a message the apiserver does not give, and the same rollback where
+    the old CRD lists v1 unserved (accepted: the rule's info)."""
+    cluster.admin.ensure_namespace("replay")
+    schema = root_schema({"mode": STR})
+    old = crd_body("widgets", [version_entry("v1alpha1", schema)])
+    listed = crd_body(
+        "widgets",
+        [
+            version_entry("v1alpha1", schema),
+            version_entry("v1", schema, storage=False, served=False),
+        ],
+    )
+    new = crd_body("widgets", [version_entry("v1alpha1", schema, storage=False),
+                               version_entry("v1", schema)])  # fmt: skip
+    name = f"widgets.{GROUP}"
+    outcome = engine.compare_crds({name: Crd(old)}, {name: Crd(new)})
+    moved = next(finding_as_dict(f) for f in outcome.findings if f.code == "UG106")
+    assert moved["witness"]["operation"] == "apply-old-crd", moved
+    wrong = {**moved, "witness": {**moved["witness"], "message": 'Invalid value: "v2"'}}
+    outcomes = replayed(cluster, old, new, [moved, wrong])
+    assert [(o.operation, o.result) for o in outcomes] == [
+        ("apply-old-crd", "confirmed"),
+        ("apply-old-crd", "refuted"),
+    ], "\n".join(o.detail for o in outcomes)
+    assert "missing from spec.versions" in outcomes[1].detail
+    outcomes = replayed(cluster, listed, new, [moved])
+    assert [(o.result, o.detail) for o in outcomes] == [
+        ("refuted", "the old CRD was applied again")
     ]

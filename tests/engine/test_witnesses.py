@@ -84,3 +84,18 @@ def test_served_versions_disagreeing_are_witnessed_at_the_version_read() -> None
     only_v2 = crd(version("v2", spec_schema(x=s)))
     found = {f.version: f for f in compare(only_v2, new).findings if f.code == "UG110"}
     assert found["v1->v2"].proven is False
+
+
+def test_a_storage_move_a_rollback_cannot_undo_is_witnessed_by_the_rollback() -> None:
+    """UG106: stored at the old storage version; once the new CRD is applied, the old CRD
+    (which does not list v1) is refused. A move the old CRD lists, or a warning, has none."""
+    new = crd(version("v1alpha1", storage=False), version("v1"))
+    moved = only(compare(crd(version("v1alpha1")), new), "UG106")
+    assert moved.proven is True and moved.witness is not None
+    assert (moved.witness.version, moved.witness.operation) == ("v1alpha1", "apply-old-crd")
+    assert moved.witness.stored["apiVersion"] == "example.com/v1alpha1"
+    assert moved.witness.message == 'Invalid value: "v1": missing from spec.versions'
+    both = crd(version("v1alpha1"), version("v1", storage=False))
+    for later in (new, crd(version("v1alpha1", storage=False, served=False), version("v1"))):
+        milder = only(compare(both, later), "UG106")
+        assert milder.severity is not Severity.ERROR and milder.witness is None

@@ -6,7 +6,8 @@ is created at its version, the new CRD is applied, and each operation is perform
 a copy (or, read back changed, of ``object``, the body ``stored`` was written from), an UPDATE
 to ``object``, a GET, a write of ``object`` through /status (``status``:
 refused after the new CRD, or made before it and read back by a GET), or (``apply-crd``) the
-new CRD's apply itself; at ``read_version`` where the witness names one (UG110: stored at one
+new CRD's apply itself, or (``apply-old-crd``, after every other operation) the old CRD's
+apply again, a rollback; at ``read_version`` where the witness names one (UG110: stored at one
 served version, operated on at another). The
 finding is **confirmed** when the apiserver refuses with ``message`` in its error or reads back
 ``read_back``, **refuted** otherwise (the detail says what the apiserver did), **no witness**
@@ -230,11 +231,15 @@ class CRDReplay:
                 applied = self._removed(trial)
             else:
                 applied = trial.apply_crd(prepared(self.new, self.replay_group))
+            # A rollback the apiserver allows puts the old CRD back: it comes last.
+            live.sort(key=lambda case: case.witness.get("operation") == "apply-old-crd")
             for case in live:
                 if case.witness.get("operation") == "apply-crd":
                     self._apply_crd(case, applied.allowed, applied.message)
                 elif not applied.allowed:
                     self._outcome(case.index, "not replayed", f"new CRD refused: {applied.message}")
+                elif case.witness.get("operation") == "apply-old-crd":
+                    self._rolled_back(trial, case)
                 else:
                     self._operate(trial, case, group)
         finally:
@@ -351,6 +356,23 @@ class CRDReplay:
             self._outcome(case.index, "confirmed")
         else:
             self._outcome(case.index, "refuted", f"new CRD refused without {expected!r}: {message}")
+
+    def _rolled_back(self, trial: CRDTrial, case: _Case) -> None:
+        """``apply-old-crd``: the old CRD applied again over the new one, as a rollback
+        does: refused with ``message``."""
+        assert self.old is not None
+        again = trial.apply_crd(prepared(self.old, self.replay_group))
+        expected = str(case.witness.get("message") or "")
+        if again.allowed:
+            self._outcome(case.index, "refuted", "the old CRD was applied again")
+        elif expected in again.message:
+            self._outcome(case.index, "confirmed")
+        else:
+            self._outcome(
+                case.index,
+                "refuted",
+                f"old CRD refused again without {expected!r}: {again.message}",
+            )
 
     def _operate(self, trial: CRDTrial, case: _Case, group: str) -> None:
         operation = case.witness.get("operation")

@@ -872,3 +872,11 @@ def unreachable(version: str, stored: dict[str, Any]) -> Witness:
 def crd_refused(version: str, stored: dict[str, Any]) -> Witness:
     """Applying a CRD that drops ``version``, where an object was stored at it, is refused."""
     return Witness(version, "apply-crd", stored, "refuses", _STORED_MISSING)
+
+
+def rollback_refused(version: str, stored: dict[str, Any], moved_to: str) -> Witness:
+    """Once the new CRD, whose storage version is ``moved_to``, is applied (``stored``
+    written at ``version`` before), applying the old CRD again, which does not list
+    ``moved_to``, is refused: the apiserver put ``moved_to`` in status.storedVersions."""
+    message = f'Invalid value: "{moved_to}": missing from spec.versions'
+    return Witness(version, "apply-old-crd", stored, "refuses", message)

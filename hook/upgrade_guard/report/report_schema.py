@@ -40,7 +40,7 @@ _OBJECT_OR_NULL: dict[str, Any] = {"type": ["object", "null"]}
 _WITNESS = _object(
     {
         "version": {**_TEXT, "description": "the CRD version it is written and operated at"},
-        "operation": {"enum": ["create", "update", "read", "status", "apply-crd"]},
+        "operation": {"enum": ["create", "update", "read", "status", "apply-crd", "apply-old-crd"]},
         "stored": {
             "type": "object",
             "description": "the object written (CREATE) while the old CRD is live",
