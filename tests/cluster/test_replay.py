@@ -153,6 +153,16 @@ def test_a_new_crd_the_apiserver_refuses(cluster: Cluster) -> None:
     outcomes = replayed(cluster, old, new, findings)
     assert [o.result for o in outcomes] == ["confirmed", "refuted", "not replayed"]
     assert outcomes[2].detail.startswith("new CRD refused: ")
+    # The engine's own witnesses for the pair: UG104's confirmed; UG106's rollback (v2 is
+    # not in the old CRD) comes after a new CRD that is never applied.
+    name = f"widgets.{GROUP}"
+    said = engine.compare_crds({name: Crd(old)}, {name: Crd(new)})
+    own = [finding_as_dict(f) for f in said.findings if f.code in ("UG104", "UG106")]
+    outcomes = replayed(cluster, old, new, own)
+    assert [(o.code, o.result) for o in outcomes] == [
+        ("UG104", "confirmed"),
+        ("UG106", "not replayed"),
+    ], "\n".join(o.detail for o in outcomes)
 
 
 def test_a_crd_absent_from_one_side(cluster: Cluster) -> None:
