@@ -206,7 +206,13 @@ def upgrade(cluster: Cluster, tmp_path_factory: pytest.TempPathFactory) -> Upgra
 
 
 def test_the_diff_reports_these_errors(upgrade: Upgrade) -> None:
+    """Each with its witness (UG106's: the 0.15.0 CRD applied again is refused)."""
     assert {(f["code"], f["crd"], f["path"]) for f in upgrade.errors} == EXPECTED_ERRORS
+    assert [f for f in upgrade.errors if not f["proven"]] == []
+    rollbacks = [f["witness"] for f in upgrade.errors if f["code"] == "UG106"]
+    assert {(w["operation"], w["version"], w["message"]) for w in rollbacks} == {
+        ("apply-old-crd", "v1beta1", 'Invalid value: "v1": missing from spec.versions')
+    }
 
 
 def test_stored_objects_read_back_but_for_the_pruned_value_map(upgrade: Upgrade) -> None:
@@ -260,7 +266,7 @@ def test_ug105_server_side_apply_of_an_object_applied_at_v1alpha1_fails(
 )
 def test_ug106_a_rollback_of_the_crd_is_refused(upgrade: Upgrade, crd: str) -> None:
     """UG106: the 0.16.0 CRD put v1 in status.storedVersions (nothing need be written at v1);
-    re-applying the 0.15.0 CRD, which does not list v1, is refused."""
+    re-applying the 0.15.0 CRD, which does not list v1, is refused: the witness's message."""
     name = f"{crd}.{GROUP}"
     trial = upgrade.trials[name]
     assert trial.stored_versions() == ["v1beta1", "v1"]

@@ -61,6 +61,7 @@ def test_helm_guard_upgrade_then_its_accept_command(
     assert f"error UG202 required-added {stores}.value" in report, report
     assert f"1 of 1 secretstores affected: {namespace}/fake-store" in report, report
     assert "error UG106 storage-version-changed, 4 times in 4 CRDs" in report, report
+    assert "unproven" not in report, report  # every error has a witness
 
     accepted = entries(report)
     assert len(accepted) == 6 and {json.loads(e)["chart"] for e in accepted} == {NEW}
