@@ -339,3 +339,18 @@ def test_text_report_marks_unproven_errors_and_shows_witnesses_when_asked() -> N
         '            stored: {"apiVersion":"a.example.com/v1","kind":"A","metadata":'
         '{"name":"witness"},"spec":{"mode":"Snapshot"}}' in shown
     )
+
+
+def test_text_report_says_where_a_rollback_s_witness_was_stored() -> None:
+    """UG106's witness is an apply of the old CRD, made at no version."""
+    rollback = Witness(
+        "v1alpha1", "apply-old-crd", WITNESS.stored, "refuses",
+        'Invalid value: "v1": missing from spec.versions',
+    )  # fmt: skip
+    shown = text.render(
+        replace(WITNESSED, findings=(replace(PROVEN, witness=rollback),)), Terminal(witnesses=True)
+    )
+    assert (
+        "witness: apply-old-crd (stored at v1alpha1): the apiserver refuses: Invalid value:"
+        ' "v1": missing from spec.versions' in shown
+    )
