@@ -358,25 +358,57 @@ def _disagreements(
     """What objects written as first and read as second meet, less what they met before."""
     known = {(item.rule.code, item.path) for item in known_changes}
     builder: witness.Builder | None = None
+    after: witness.Builder | None = None
     for item in changes:
         rule, path, change = item.rule, item.path, item.change
         if (rule.code, path) in known:
             continue
         found = served_pairs.disagreement(first, second, rule, change)
-        if _may_refuse(item) and first in old.served_versions:
-            builder = builder or witness.Builder(
-                old.schema_of(first), new.schema_of(second), minors.NEWEST, _stored_as(old, first)
-            )
-            found = replace(found, witness=_read_at(builder, new, first, second, item))
+        if _may_refuse(item):
+            made = None
+            if first in old.served_versions:
+                builder = builder or witness.Builder(
+                    old.schema_of(first),
+                    new.schema_of(second),
+                    minors.NEWEST,
+                    _stored_as(old, first),
+                )
+                made = _read_at(builder, new, first, second, item)
+            if made is None:
+                after = after or witness.Builder(
+                    new.schema_of(first),
+                    new.schema_of(second),
+                    minors.NEWEST,
+                    _stored_as(new, first),
+                )
+                made = _written_after_upgrade(after, old, new, first, second, item)
+            found = replace(found, witness=made)
         yield Placed(served_pairs.RULE, new.name, f"{first}->{second}", path, found, item.node)
 
 
-def _stored_as(old: Crd, version: str) -> schema.Node | None:
-    """The old CRD's storage version's schema, where ``version`` is another one."""
-    storage = old.storage_version
+def _written_after_upgrade(
+    builder: witness.Builder, old: Crd, new: Crd, first: str, second: str, item: SchemaChange
+) -> Witness | None:
+    """UG110's witness where no object stored while the old CRD is live meets the harm (a
+    field the old CRD's ``first`` lacked, ``first`` not served): one written at ``first``
+    once the new CRD is applied, which the new CRD refuses or reads back changed at
+    ``second``; none where the old CRD, serving both, did the same with it."""
+    made = _read_at(builder, new, first, second, item)
+    if made is None:
+        return None
+    if {first, second} <= set(old.served_versions) and witness.shown_by(
+        made, old.schema_of(first), old.schema_of(second), minors.NEWEST, _stored_as(old, first)
+    ):
+        return None
+    return replace(made, stored_under="new")
+
+
+def _stored_as(crd: Crd, version: str) -> schema.Node | None:
+    """The CRD's storage version's schema, where ``version`` is another one."""
+    storage = crd.storage_version
     if storage is None or storage == version:
         return None
-    return old.schema_of(storage)
+    return crd.schema_of(storage)
 
 
 def _read_at(

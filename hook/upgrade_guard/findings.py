@@ -51,7 +51,10 @@ class Witness:
     CRD again, a rollback (``apply-old-crd``). ``apiserver`` is what happens ("refuses",
     "reads back changed"), ``message`` a fragment of the apiserver's answer (for a read,
     the patch from stored to read_back as text). ``read_version``: where the operation is
-    made at another served version than ``stored`` was written at (conversion None)."""
+    made at another served version than ``stored`` was written at (conversion None).
+    ``stored_under``: ``"new"`` where ``stored`` is written once the new CRD is applied,
+    not while the old one is live (UG110: a disagreement only objects written after the
+    upgrade meet, at a version or field the old CRD did not have)."""
 
     version: str
     operation: str
@@ -61,6 +64,7 @@ class Witness:
     object: Mapping[str, Any] | None = None
     read_back: Mapping[str, Any] | None = None
     read_version: str | None = None
+    stored_under: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -72,6 +76,7 @@ class Witness:
             "message": self.message,
             "read_back": self.read_back,
             "read_version": self.read_version,
+            "stored_under": self.stored_under,
         }
 
 

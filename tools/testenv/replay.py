@@ -8,7 +8,8 @@ to ``object``, a GET, a write of ``object`` through /status (``status``:
 refused after the new CRD, or made before it and read back by a GET), or (``apply-crd``) the
 new CRD's apply itself, or (``apply-old-crd``, after every other operation) the old CRD's
 apply again, a rollback; at ``read_version`` where the witness names one (UG110: stored at one
-served version, operated on at another). The
+served version, operated on at another; with ``stored_under`` new, ``stored`` is created once
+the new CRD is applied, not before). The
 finding is **confirmed** when the apiserver refuses with ``message`` in its error or reads back
 ``read_back``, **refuted** otherwise (the detail says what the apiserver did), **no witness**
 when the finding has none (``proven`` false), **not replayed** when the sequence could not
@@ -146,6 +147,12 @@ def _operated_at(witness: JSON) -> str:
     return str(witness.get("read_version") or witness.get("version"))
 
 
+def _stored_after_upgrade(witness: JSON) -> bool:
+    """Whether ``stored`` is written once the new CRD is applied (UG110: a disagreement only
+    objects written after the upgrade meet), not while the old CRD is live."""
+    return witness.get("stored_under") == "new"
+
+
 def _refusal(error: KubeError, witness: JSON) -> tuple[str, str]:
     message = str(witness.get("message") or "")
     if message in error.message:
@@ -226,11 +233,13 @@ class CRDReplay:
                 self._outcome(case.index, "not replayed", f"old CRD refused: {applied.message}")
             return
         try:
-            live = [case for case in cases if self._store(trial, case)]
+            later = [case for case in cases if _stored_after_upgrade(case.witness)]
+            live = [case for case in cases if case not in later and self._store(trial, case)]
             if self.new is None:
                 applied = self._removed(trial)
             else:
                 applied = trial.apply_crd(prepared(self.new, self.replay_group))
+            live += [case for case in later if not applied.allowed or self._store_new(trial, case)]
             # A rollback the apiserver allows puts the old CRD back: it comes last.
             live.sort(key=lambda case: case.witness.get("operation") == "apply-old-crd")
             for case in live:
@@ -261,27 +270,56 @@ class CRDReplay:
         assert crd is not None
         return self.namespace if crd["spec"].get("scope", "Namespaced") == "Namespaced" else None
 
-    def _store(self, trial: CRDTrial, case: _Case) -> bool:
-        """Create ``stored`` under the old CRD (and, for an update, check ``object`` passes
-        the old CRD too, by a dry run); False with the case refuted where it does not."""
-        assert self.old is not None
+    def _store_new(self, trial: CRDTrial, case: _Case) -> bool:
+        """``_store`` once the new CRD is applied (``stored_under`` new), when a dry-run
+        CREATE at the version stores ``stored`` as it is: until the new schema is taken up
+        (RETRY_SECONDS), one the old CRD served there may still decide."""
+        assert self.new is not None
         version = str(case.witness.get("version"))
-        namespace = self._namespace_of(self.old)
+        namespace = self._namespace_of(self.new)
+        body = _regrouped(case.witness["stored"], self.replay_group, version, case.name, namespace)
+        expected = _expected_read(case.witness["stored"])
+        if _has_status(self.new, version):
+            expected.pop("status", None)
+        group = str(self.new["spec"]["group"])
+        deadline = time.monotonic() + RETRY_SECONDS
+        while True:
+            tried = trial.create(body, version=version, dry_run=True)
+            got = tried.allowed and as_witnessed(tried.expect_allowed(), group, self.replay_group)
+            if got == expected:
+                return self._store(trial, case, self.new)
+            if time.monotonic() > deadline:
+                said = tried.message if not tried.allowed else "stored otherwise than stored"
+                self._outcome(case.index, "refuted", f"the new CRD at {version}: {said}")
+                return False
+            time.sleep(0.5)
+
+    def _store(self, trial: CRDTrial, case: _Case, crd: JSON | None = None) -> bool:
+        """Create ``stored`` under the CRD (the old one unless given; and, for an update,
+        check ``object`` passes it too, by a dry run); False with the case refuted where it
+        does not."""
+        crd = crd or self.old
+        assert crd is not None
+        side = "new" if crd is self.new else "old"
+        version = str(case.witness.get("version"))
+        namespace = self._namespace_of(crd)
         body = _regrouped(case.witness["stored"], self.replay_group, version, case.name, namespace)
         created = trial.create(body, version=version)
         if not created.allowed:
             self._outcome(
-                case.index, "refuted", f"the old CRD refused the stored object: {created.message}"
+                case.index,
+                "refuted",
+                f"the {side} CRD refused the stored object: {created.message}",
             )
             return False
-        if "status" in body and _has_status(self.old, version):
+        if "status" in body and _has_status(crd, version):
             stored = created.expect_allowed()
             stored["status"] = body["status"]
             try:
                 self.kube.replace(trial.path(version, case.name) + "/status", stored)
             except KubeError as err:
                 self._outcome(
-                    case.index, "refuted", f"the old CRD refused the stored status: {err}"
+                    case.index, "refuted", f"the {side} CRD refused the stored status: {err}"
                 )
                 return False
         if case.witness.get("operation") == "status":
@@ -294,7 +332,7 @@ class CRDReplay:
         try:
             self.kube.replace(trial.path(version, case.name), target, dryRun="All")
         except KubeError as err:
-            self._outcome(case.index, "refuted", f"the old CRD refused the update too: {err}")
+            self._outcome(case.index, "refuted", f"the {side} CRD refused the update too: {err}")
             return False
         return True
 

@@ -881,3 +881,36 @@ def rollback_refused(version: str, stored: dict[str, Any], moved_to: str) -> Wit
     written at ``version`` before), applying the old CRD again, which does not list
     ``moved_to``, is refused: the apiserver put ``moved_to`` in status.storedVersions."""
     return Witness(version, "apply-old-crd", stored, "refuses", _STORED_MISSING.format(moved_to))
+
+
+def shown_by(
+    found: Witness,
+    written: values.Schema,
+    operated: values.Schema,
+    kube_version: tuple[int, int],
+    stored_as: values.Schema | None = None,
+) -> bool:
+    """Whether another pair of a CRD's version schemas (``written``, where ``stored`` is
+    written, stored as ``stored_as``; ``operated``, where the operation is made: the old
+    CRD's for a UG110 witness written under the new one) does the same with the witness:
+    stores ``stored`` unchanged, then refuses the operation, or reads back ``read_back``."""
+    at_write, at_op = judge.Judge(written, kube_version), judge.Judge(operated, kube_version)
+    stored = copy.deepcopy(dict(found.stored))
+    attempt = at_write.create(stored)
+    if attempt.refused or attempt.not_evaluated or at_write.read(stored) != stored:
+        return False
+    if stored_as is not None and readback.operations(readback.coerce(stored, stored_as)[1]):
+        return False
+    body = copy.deepcopy(dict(found.object or {}))
+    if found.apiserver == "refuses":
+        if found.operation == "create":
+            return at_op.create(judge.fresh_copy(stored)).refused
+        if found.operation == "update":
+            return at_op.update(body, at_op.read(stored)).refused
+        return found.operation == "status" and at_op.status(body, at_op.read(stored)).refused
+    if found.operation == "status":
+        read = at_op.read(at_write.status_written(body, stored))
+    else:
+        read = at_op.read(body if found.operation == "create" else stored)
+    expected = dict(found.read_back or {})
+    return {**read, "apiVersion": None} == {**expected, "apiVersion": None}
