@@ -384,3 +384,45 @@ def test_a_rollback_refused_once_the_storage_version_moved(cluster: Cluster) -> 
     assert [(o.result, o.detail) for o in outcomes] == [
         ("refuted", "the old CRD was applied again")
     ]
+
+
+def test_written_after_the_upgrade_at_one_version_operated_on_at_another(cluster: Cluster) -> None:
+    """UG110 where only objects written after the upgrade meet the disagreement: the old CRD
+    serves v1 alone; the new one adds a field ``y`` to v1 and serves v2 without it, with a
+    bound on ``x`` and a default v1 lacks (conversion None). Written at v1 once the new CRD
+    is applied (``stored_under`` new): a GET at v2 prunes ``y`` by v2's schema, but fills
+    no default of v2 (on read, the apiserver defaults by the storage version's schema); a
+    copy, or an UPDATE, at v2 is refused for ``x``; the same at v1 is allowed or reads back
+    unchanged (refuted)."""
+    cluster.admin.ensure_namespace("replay")
+    old = crd_body("widgets", [version_entry("v1", root_schema({"x": STR}))])
+    v2 = root_schema({"x": {**STR, "maxLength": 1}, "z": {**STR, "default": "d"}})
+    new = crd_body(
+        "widgets",
+        [
+            version_entry("v1", root_schema({"x": STR, "y": STR})),
+            version_entry("v2", v2, storage=False),
+        ],
+    )
+    after = {"stored_under": "new", "read_version": "v2"}
+    read_back = {**widget({"x": "a"}), "apiVersion": f"{GROUP}/v2"}
+    read = {**reads({"x": "a", "y": "b"}, {}, "remove /spec/y"), **after}
+    read["read_back"] = read_back
+    too_long = "spec.x: Too long"
+    copied = {**refuses("create", {"x": "ab"}, too_long), **after}
+    updated = {**refuses("update", {"x": "a"}, too_long, {"x": "ab"}), **after}
+    cases = [
+        (read, "confirmed"),
+        (copied, "confirmed"),
+        (updated, "confirmed"),
+        ({**read, "read_version": None}, "refuted"),
+        ({**copied, "read_version": None}, "refuted"),
+        ({**updated, "read_version": None}, "refuted"),
+    ]
+    outcomes = replayed(cluster, old, new, [finding("UG110", "spec", w) for w, _ in cases])
+    assert [(o.operation, o.result) for o in outcomes] == [(w["operation"], r) for w, r in cases], (
+        "\n".join(f"{o.operation} {o.result}: {o.detail}" for o in outcomes)
+    )
+    assert outcomes[3].detail.startswith("read back differs from read_back")
+    assert outcomes[4].detail == "CREATE of the copy was allowed"
+    assert outcomes[5].detail == "UPDATE to the object was allowed"

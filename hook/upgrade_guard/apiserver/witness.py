@@ -902,6 +902,8 @@ def shown_by(
     if stored_as is not None and readback.operations(readback.coerce(stored, stored_as)[1]):
         return False
     body = copy.deepcopy(dict(found.object or {}))
+    if found.object is not None and not _written_alike(at_write, found.operation, body, stored):
+        return False
     if found.apiserver == "refuses":
         if found.operation == "create":
             return at_op.create(judge.fresh_copy(stored)).refused
@@ -914,3 +916,18 @@ def shown_by(
         read = at_op.read(body if found.operation == "create" else stored)
     expected = dict(found.read_back or {})
     return {**read, "apiVersion": None} == {**expected, "apiVersion": None}
+
+
+def _written_alike(
+    at_write: judge.Judge, operation: str, body: dict[str, Any], stored: dict[str, Any]
+) -> bool:
+    """Whether a version's schema takes a witness's ``object`` as it is: through /status
+    onto ``stored`` (``status``), as an UPDATE of it (``update``), or as the body a CREATE
+    stores as ``stored`` (``create``)."""
+    if operation == "status":
+        return not at_write.status(body, stored).refused and (
+            at_write.status_written(body, stored) == body
+        )
+    if operation == "update":
+        return not at_write.update(body, stored).refused and at_write.read(body) == body
+    return at_write.read(body) == stored
