@@ -373,7 +373,7 @@ def _disagreements(
                     minors.NEWEST,
                     _stored_as(old, first),
                 )
-                made = _read_at(builder, new, first, second, item)
+                made = _read_at(builder, new, first, second, item, old.storage_version)
             if made is None:
                 after = after or witness.Builder(
                     new.schema_of(first),
@@ -393,7 +393,7 @@ def _written_after_upgrade(
     field the old CRD's ``first`` lacked, ``first`` not served): one written at ``first``
     once the new CRD is applied, which the new CRD refuses or reads back changed at
     ``second``; none where the old CRD, serving both, did the same with it."""
-    made = _read_at(builder, new, first, second, item)
+    made = _read_at(builder, new, first, second, item, new.storage_version)
     if made is None:
         return None
     if {first, second} <= set(old.served_versions) and witness.shown_by(
@@ -412,11 +412,16 @@ def _stored_as(crd: Crd, version: str) -> schema.Node | None:
 
 
 def _read_at(
-    builder: witness.Builder, new: Crd, first: str, second: str, item: SchemaChange
+    builder: witness.Builder,
+    new: Crd,
+    first: str,
+    second: str,
+    item: SchemaChange,
+    kept_as: str | None,
 ) -> Witness | None:
-    """UG110's witness: an object written at ``first`` while the old CRD is live, which
-    the new CRD refuses or reads back changed at ``second`` (conversion None rewrites only
-    its apiVersion)."""
+    """UG110's witness: an object written at ``first`` (kept in etcd as ``kept_as``, the
+    storage version then), which the new CRD refuses or reads back changed at ``second``
+    (conversion None rewrites only its apiVersion)."""
     subresources = _version_entry(new, second).get("subresources")
     status = isinstance(subresources, Mapping) and "status" in subresources
     group, kind = _group_kind(new)
@@ -424,6 +429,9 @@ def _read_at(
         group, kind, first, item.path, item.rule.code, *_said(item.change), item.rule.harm, status
     )
     found = builder.witness(target)
+    kept = new.schema_of(kept_as) if kept_as in new.versions else None
+    if found is not None:
+        found = witness.read_at_another_version(found, new.schema_of(second), kept)
     if found is None:
         return None
     at = f"{group}/{second}"

@@ -70,8 +70,9 @@ def test_witnesses_survive_the_trip_between_processes() -> None:
 def test_served_versions_disagreeing_are_witnessed_at_the_version_read() -> None:
     """UG110: written at v1 while the old CRD is live, copied at v2 once the new CRD serves
     v2 with another schema and conversion None. Objects written at v2 before held a string,
-    as v1 reads it: that way only what is written after the new CRD meets the harm, which no
-    witness of the contract shows (unproven), nor where v1 was not served before."""
+    as v1 reads it: that way only what is written after the new CRD meets the harm, which a
+    witness written at v2 once the new CRD is applied shows (``stored_under`` new), as it
+    does where v1 was not served before."""
     s, i = {"type": "string"}, {"type": "integer"}
     both = crd(version("v1", spec_schema(x=s), storage=False), version("v2", spec_schema(x=s)))
     new = crd(version("v1", spec_schema(x=s), storage=False), version("v2", spec_schema(x=i)))
@@ -80,10 +81,14 @@ def test_served_versions_disagreeing_are_witnessed_at_the_version_read() -> None
     forth = found["v1->v2"].witness
     assert found["v1->v2"].proven is True and forth is not None
     assert (forth.version, forth.read_version, forth.operation) == ("v1", "v2", "create")
-    assert (found["v2->v1"].proven, found["v2->v1"].witness) == (False, None)
+    assert forth.stored_under is None
+    back = found["v2->v1"].witness
+    assert found["v2->v1"].proven is True and back is not None
+    assert (back.version, back.read_version, back.stored_under) == ("v2", "v1", "new")
     only_v2 = crd(version("v2", spec_schema(x=s)))
     found = {f.version: f for f in compare(only_v2, new).findings if f.code == "UG110"}
-    assert found["v1->v2"].proven is False
+    after = found["v1->v2"].witness
+    assert after is not None and after.stored_under == "new"
 
 
 def test_a_storage_move_a_rollback_cannot_undo_is_witnessed_by_the_rollback() -> None:

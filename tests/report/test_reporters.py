@@ -319,6 +319,7 @@ def test_json_report_carries_the_witness_and_counts_unproven_errors() -> None:
         "message": "spec.mode: Unsupported value",
         "read_back": None,
         "read_version": None,
+        "stored_under": None,
     }
     assert document["findings"][3]["proven"] is False
     assert document["findings"][3]["witness"] is None
@@ -354,3 +355,12 @@ def test_text_report_says_where_a_rollback_s_witness_was_stored() -> None:
         "witness: apply-old-crd (stored at v1alpha1): the apiserver refuses: Invalid value:"
         ' "v1": missing from spec.versions' in shown
     )
+
+
+def test_a_witness_stored_once_the_new_crd_is_applied_says_so() -> None:
+    """UG110: written at v1 after the upgrade, copied at v2."""
+    after = replace(WITNESS, read_version="v2", stored_under="new")
+    outcome = replace(WITNESSED, findings=(replace(PROVEN, witness=after),))
+    shown = text.render(outcome, Terminal(witnesses=True))
+    assert "witness: create at v2 (stored at v1 once the new CRD is applied)" in shown
+    assert json.loads(REPORTERS["json"](outcome))["findings"][0]["witness"]["stored_under"] == "new"

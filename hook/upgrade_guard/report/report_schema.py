@@ -43,7 +43,10 @@ _WITNESS = _object(
         "operation": {"enum": ["create", "update", "read", "status", "apply-crd", "apply-old-crd"]},
         "stored": {
             "type": "object",
-            "description": "the object written (CREATE) while the old CRD is live",
+            "description": (
+                "the object written (CREATE) while the old CRD is live (once the new CRD"
+                " is applied, with stored_under new)"
+            ),
         },
         "object": {
             **_OBJECT_OR_NULL,
@@ -66,6 +69,13 @@ _WITNESS = _object(
             "description": (
                 "the served version the operation is made at, where not version (an object"
                 " written at version, read or written back at another: conversion None)"
+            ),
+        },
+        "stored_under": {
+            "enum": ["new", None],
+            "description": (
+                "new: stored is written once the new CRD is applied, not while the old one"
+                " is live (UG110: a disagreement only objects written after the upgrade meet)"
             ),
         },
     },

@@ -31,11 +31,14 @@ _UNPROVEN = "unproven: no witness could be built for it; it stays an error"
 
 def _witness_lines(witness: Witness) -> list[RenderableType]:
     """What the apiserver does, then the objects, one line each, never broken (copyable)."""
+    after = " once the new CRD is applied" if witness.stored_under == "new" else ""
     at = f"at {witness.version}"
     if witness.read_version:
-        at = f"at {witness.read_version} (stored at {witness.version})"
+        at = f"at {witness.read_version} (stored at {witness.version}{after})"
     elif witness.operation in ("apply-crd", "apply-old-crd"):  # a CRD apply has no version
         at = f"(stored at {witness.version})"
+    elif after:
+        at = f"at {witness.version} (stored{after})"
     lines: list[RenderableType] = [
         Text(
             f"{' ' * 10}witness: {witness.operation} {at}: the apiserver"
