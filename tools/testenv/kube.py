@@ -24,6 +24,7 @@ JSON = dict[str, Any]
 MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
+APPLY_PATCH = "application/apply-patch+yaml"  # JSON is YAML: the body is sent as JSON
 
 _RETRIES_OF_429 = 10  # client-go's maxRetries
 
@@ -137,6 +138,13 @@ class Kube:
         self, path: str, body: Any, content_type: str = MERGE_PATCH, **query: str | int | bool
     ) -> Any:
         return self.request("PATCH", path, body, content_type=content_type, query=query or None)
+
+    def apply(self, path: str, body: JSON, manager: str, *, force: bool = False) -> Any:
+        """A server-side apply of ``body`` (the object's path) as field manager ``manager``."""
+        query: dict[str, str | int | bool] = {"fieldManager": manager}
+        if force:
+            query["force"] = True
+        return self.patch(path, body, APPLY_PATCH, **query)
 
     def delete(self, path: str, body: JSON | None = None, *, missing_ok: bool = True) -> Any:
         try:
