@@ -23,6 +23,7 @@ from upgrade_guard.judging import Changes, Context, Placed, judge, run
 from upgrade_guard.policy import DEFAULT_POLICY, Policy
 from upgrade_guard.rules import (
     crd_removed,
+    map_type_changed,
     served_version_removed,
     storage_version_changed,
     stored_version_removed,
@@ -148,6 +149,8 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
             change = found.change
             if status and change.ratchetable and _checked_by_status_writes(found):
                 change = replace(change, status_written=True)
+            if found.rule.code == map_type_changed.RULE.code:
+                change = map_type_changed.placed(change, old_schema, new_schema, found.path)
             if _may_refuse(found):
                 builder = builder or witness.Builder(
                     old_schema, new_schema, minors.NEWEST, _stored_as(old, version.name)

@@ -645,6 +645,50 @@ def test_schema_change(
     assert flagged(field_crd(old), field_crd(new)) == expected
 
 
+MAP = {"type": "object", "additionalProperties": STR}
+ATOMIC_MAP = {**MAP, "x-kubernetes-map-type": "atomic"}
+KEYED = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"]}
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "severity"),
+    [
+        pytest.param(obj(m=MAP), obj(m=ATOMIC_MAP), "error", id="a field: error"),
+        pytest.param(
+            {"type": "array", "items": obj(k=STR, m=MAP), **KEYED},
+            {"type": "array", "items": obj(k=STR, m=ATOMIC_MAP), **KEYED},
+            "error",
+            id="in a map list's items, merged by key: error",
+        ),
+        pytest.param(
+            {"type": "array", "items": obj(k=STR, m=MAP)},
+            {"type": "array", "items": obj(k=STR, m=ATOMIC_MAP)},
+            "info",
+            id="in an atomic list's items, owned whole: info",
+        ),
+        pytest.param(
+            {**obj(m=ATOMIC_MAP), "x-kubernetes-map-type": "atomic"},
+            {**obj(m=MAP), "x-kubernetes-map-type": "atomic"},
+            "info",
+            id="in an atomic map: info",
+        ),
+        pytest.param(
+            {"type": "array", "items": obj(k=STR, m=MAP)},
+            {"type": "array", "items": obj(k=STR, m=ATOMIC_MAP), **KEYED},
+            "error",
+            id="in a list made a map list: error",
+        ),
+    ],
+)
+def test_map_type_changed_below_what_apply_owns_whole(
+    old: dict[str, Any], new: dict[str, Any], severity: str
+) -> None:
+    """tests/cluster/test_map_type_truth.py: inside a list or map that server-side apply
+    owns whole on both sides, the map type changes nothing."""
+    found = [f for f in compare(field_crd(old), field_crd(new)).findings if f.code == "UG215"]
+    assert [str(f.severity) for f in found] == [severity]
+
+
 @pytest.mark.parametrize(
     ("metadata", "expected"),
     [
