@@ -165,6 +165,12 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
                     status,
                 )
                 change = replace(change, witness=builder.witness(target))
+            elif _merged_on_apply(found.rule, change):
+                builder = builder or witness.Builder(
+                    old_schema, new_schema, minors.NEWEST, _stored_as(old, version.name)
+                )
+                applied = _applied(builder, new, version.name, found, status)
+                change = replace(change, witness=applied)
             yield Placed(found.rule, new.name, version.name, found.path, change, found.node)
     if new.conversion_strategy == "None":
         yield from _served_pair_changes(old, new)
@@ -172,12 +178,31 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
 
 def _may_refuse(found: SchemaChange) -> bool:
     """Whether a property rule's change can end as an error and be witnessed: only those
-    are looked for. A rule whose harm no stored value decides (a map's merge strategy) has
-    none a CREATE, UPDATE or GET shows: its errors stay unproven."""
+    are looked for. A rule whose harm no stored value decides has none a CREATE, UPDATE or
+    GET shows: a map's merge strategy (UG215) is witnessed by a server-side apply
+    (``_merged_on_apply``)."""
     rule, severity = found.rule, found.change.severity or found.rule.severity
     return (
         isinstance(rule, PropertyRule) and severity is Severity.ERROR and rule.harm is not Harm.NONE
     )
+
+
+def _merged_on_apply(rule: Rule, change: Change) -> bool:
+    """Whether the change is UG215's, as an error: its harm is server-side apply's, which
+    an ``apply`` witness shows (a conflict, a key kept)."""
+    severity = change.severity or rule.severity
+    return rule.code == map_type_changed.RULE.code and severity is Severity.ERROR
+
+
+def _applied(
+    builder: witness.Builder, new: Crd, version: str, found: SchemaChange, status: bool
+) -> Witness | None:
+    change = found.change
+    target = witness.Target(
+        *_group_kind(new), version, found.path, found.rule.code, change.old, change.new,
+        found.rule.harm, status,
+    )  # fmt: skip
+    return witness.applied(builder, target)
 
 
 def _group_kind(crd: Crd) -> tuple[str, str]:

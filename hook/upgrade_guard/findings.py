@@ -54,7 +54,11 @@ class Witness:
     made at another served version than ``stored`` was written at (conversion None).
     ``stored_under``: ``"new"`` where ``stored`` is written once the new CRD is applied,
     not while the old one is live (UG110: a disagreement only objects written after the
-    upgrade meet, at a version or field the old CRD did not have)."""
+    upgrade meet, at a version or field the old CRD did not have).
+    ``applied`` (``apply``, UG215): the server-side applies made while the old CRD is live,
+    in order, each ``{"manager": name, "object": body}``, which store ``stored``; after the
+    new CRD, the first of those managers applies ``object``: refused (a conflict), or
+    allowed and read back as ``read_back``."""
 
     version: str
     operation: str
@@ -65,6 +69,7 @@ class Witness:
     read_back: Mapping[str, Any] | None = None
     read_version: str | None = None
     stored_under: str | None = None
+    applied: tuple[Mapping[str, Any], ...] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -77,6 +82,7 @@ class Witness:
             "read_back": self.read_back,
             "read_version": self.read_version,
             "stored_under": self.stored_under,
+            "applied": None if self.applied is None else list(self.applied),
         }
 
 

@@ -426,3 +426,66 @@ def test_written_after_the_upgrade_at_one_version_operated_on_at_another(cluster
     assert outcomes[3].detail.startswith("read back differs from read_back")
     assert outcomes[4].detail == "CREATE of the copy was allowed"
     assert outcomes[5].detail == "UPDATE to the object was allowed"
+
+
+def applied_witness(field: str, applies: list[dict[str, str]], again: dict[str, str]) -> Any:
+    """An ``apply`` witness at ``spec.<field>``: the maps applied by witness-a (then
+    witness-b), then witness-a's ``again``: granular -> atomic, a conflict with witness-b;
+    atomic -> granular (one apply), the key left out read back."""
+    stored = widget({field: {k: v for m in applies for k, v in m.items()}})
+    refused = len(applies) > 1
+    return {
+        "version": "v1",
+        "operation": "apply",
+        "stored": stored,
+        "object": widget({field: again}),
+        "apiserver": "refuses" if refused else "reads back changed",
+        "message": f'conflict with "witness-b": .spec.{field}'
+        if refused
+        else f"add /spec/{field}/b",
+        "read_back": None if refused else stored,
+        "applied": [
+            {"manager": manager, "object": widget({field: m})}
+            for manager, m in zip(("witness-a", "witness-b"), applies, strict=False)
+        ],
+    }
+
+
+def test_a_server_side_apply_after_a_map_type_change(cluster: Cluster) -> None:
+    """UG215: ``m`` from granular to atomic, witness-b's key makes witness-a's unchanged
+    apply a conflict; ``s`` from atomic to granular, the key witness-a leaves out is kept;
+    ``r``, a map whose one key is required, made atomic: witness-b applied it empty, and
+    witness-a's change of the key conflicts. Beside each, refuted, the same witness on a map
+    whose type stays: the apply is allowed (``g``, ``q``), the key is dropped (``t``)."""
+    cluster.admin.ensure_namespace("replay")
+    granular = {"type": "object", "additionalProperties": STR}
+    atomic = {**granular, "x-kubernetes-map-type": "atomic"}
+    held = {"type": "object", "properties": {"a": STR}, "required": ["a"]}
+    held_atomic = {**held, "x-kubernetes-map-type": "atomic"}
+    maps = {"m": granular, "s": atomic, "g": granular, "t": atomic, "r": held, "q": held}
+    old = crd_body("widgets", [version_entry("v1", root_schema(maps))])
+    changed_maps = {**maps, "m": atomic, "s": granular, "r": held_atomic}
+    new = crd_body("widgets", [version_entry("v1", root_schema(changed_maps))])
+    a, ab = {"a": "a"}, {"a": "a", "b": "a"}
+    applies = {"m": [a, ab], "g": [a, ab], "s": [ab], "t": [ab]}
+    findings = [finding("UG215", f"spec.{f}", applied_witness(f, m, a)) for f, m in applies.items()]
+    # every key required: witness-b applies the map less the key, witness-a then changes it
+    for field in ("r", "q"):
+        changed = applied_witness(field, [a, {}], {"a": "b"})
+        changed["stored"] = widget({field: a})
+        findings.append(finding("UG215", f"spec.{field}", changed))
+    outcomes = replayed(cluster, old, new, findings)
+    assert [(o.operation, o.result) for o in outcomes] == [
+        ("apply", "confirmed"),
+        ("apply", "refuted"),
+        ("apply", "confirmed"),
+        ("apply", "refuted"),
+        ("apply", "confirmed"),
+        ("apply", "refuted"),
+    ], "\n".join(f"{o.operation} {o.result}: {o.detail}" for o in outcomes)
+    assert outcomes[1].detail == "the apply was allowed"
+    assert outcomes[5].detail == "the apply was allowed"
+    assert (
+        outcomes[3].detail
+        == "read back differs from read_back (read_back -> GET): remove /spec/t/b"
+    )

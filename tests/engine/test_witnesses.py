@@ -31,12 +31,51 @@ def test_a_property_rule_s_error_carries_its_witness() -> None:
 
 
 def test_an_error_without_a_witness_is_unproven_and_stays_an_error() -> None:
-    """A map made atomic: only server-side apply's merges differ, no write or read shows it."""
-    labels = {"type": "object", "additionalProperties": STR}
-    old = field_crd({**labels, "x-kubernetes-map-type": "granular"})
-    finding = only(compare(old, field_crd({**labels, "x-kubernetes-map-type": "atomic"})), "UG215")
+    """A map made atomic whose one field is required and an object: no second key for
+    another manager to set, and the generator changes only a scalar or a list's key."""
+    inner = {"type": "object", "properties": {"x": STR}}
+    held = {"type": "object", "properties": {"a": inner}, "required": ["a"]}
+    old = field_crd(held)
+    finding = only(compare(old, field_crd({**held, "x-kubernetes-map-type": "atomic"})), "UG215")
     assert finding.severity is Severity.ERROR
     assert (finding.proven, finding.witness) == (False, None)
+
+
+def test_a_map_type_change_is_witnessed_by_a_server_side_apply() -> None:
+    """Granular -> atomic: witness-a's apply of its own map again conflicts with witness-b's
+    key; atomic -> granular: the key witness-a leaves out is read back."""
+    labels = {"type": "object", "additionalProperties": STR}
+    atomic = {**labels, "x-kubernetes-map-type": "atomic"}
+    made = only(compare(field_crd(labels), field_crd(atomic)), "UG215")
+    assert made.proven is True and made.witness is not None
+    assert made.witness.operation == "apply" and made.witness.apiserver == "refuses"
+    assert made.witness.message == 'conflict with "witness-b": .spec.field'
+    assert [entry["manager"] for entry in made.witness.applied or ()] == [
+        "witness-a",
+        "witness-b",
+    ]
+    assert made.witness.stored["spec"] == {"field": {"a": "a", "b": "a"}}
+    assert made.witness.object is not None and made.witness.object["spec"] == {"field": {"a": "a"}}
+    undone = only(compare(field_crd(atomic), field_crd(labels)), "UG215")
+    assert undone.witness is not None and undone.witness.apiserver == "reads back changed"
+    assert undone.witness.message == "add /spec/field/b"
+    assert undone.witness.read_back == undone.witness.stored
+    assert len(undone.witness.applied or ()) == 1
+
+
+def test_a_map_whose_every_key_is_required_is_witnessed_by_a_changed_key() -> None:
+    """witness-b applies the map less its one key (witness-a's holds the object valid);
+    after the new CRD witness-a changes the key: a conflict with witness-b."""
+    held = {"type": "object", "properties": {"a": STR}, "required": ["a"]}
+    found = only(compare(field_crd(held), field_crd({**held, "x-kubernetes-map-type": "atomic"})),
+                 "UG215")  # fmt: skip
+    assert found.witness is not None and found.witness.apiserver == "refuses"
+    assert [entry["object"]["spec"] for entry in found.witness.applied or ()] == [
+        {"field": {"a": "a"}},
+        {"field": {}},
+    ]
+    assert found.witness.object is not None
+    assert found.witness.object["spec"] == {"field": {"a": "aa"}}
 
 
 def test_a_ratcheted_warning_is_neither_proven_nor_unproven_but_keeps_its_witness() -> None:

@@ -320,6 +320,7 @@ def test_json_report_carries_the_witness_and_counts_unproven_errors() -> None:
         "read_back": None,
         "read_version": None,
         "stored_under": None,
+        "applied": None,
     }
     assert document["findings"][3]["proven"] is False
     assert document["findings"][3]["witness"] is None
@@ -364,3 +365,24 @@ def test_a_witness_stored_once_the_new_crd_is_applied_says_so() -> None:
     shown = text.render(outcome, Terminal(witnesses=True))
     assert "witness: create at v2 (stored at v1 once the new CRD is applied)" in shown
     assert json.loads(REPORTERS["json"](outcome))["findings"][0]["witness"]["stored_under"] == "new"
+
+
+def test_an_apply_witness_shows_each_apply_before_the_objects() -> None:
+    """UG215's witness: the server-side applies made while the old CRD is live, by manager."""
+    applied = replace(
+        WITNESS,
+        operation="apply",
+        message='conflict with "witness-b": .spec.mode',
+        object=WITNESS.stored,
+        applied=({"manager": "witness-a", "object": WITNESS.stored},
+                 {"manager": "witness-b", "object": WITNESS.stored}),
+    )  # fmt: skip
+    outcome = replace(WITNESSED, findings=(replace(PROVEN, witness=applied),))
+    shown = text.render(outcome, Terminal(witnesses=True)).splitlines()
+    labels = [line.split(":")[0].strip() for line in shown if line.startswith(" " * 12)]
+    assert labels == ["applied by witness-a", "applied by witness-b", "stored", "object"]
+    document = json.loads(REPORTERS["json"](outcome))
+    assert [entry["manager"] for entry in document["findings"][0]["witness"]["applied"]] == [
+        "witness-a",
+        "witness-b",
+    ]

@@ -7,9 +7,11 @@ a copy (or, read back changed, of ``object``, the body ``stored`` was written fr
 to ``object``, a GET, a write of ``object`` through /status (``status``:
 refused after the new CRD, or made before it and read back by a GET), or (``apply-crd``) the
 new CRD's apply itself, or (``apply-old-crd``, after every other operation) the old CRD's
-apply again, a rollback; at ``read_version`` where the witness names one (UG110: stored at one
-served version, operated on at another; with ``stored_under`` new, ``stored`` is created once
-the new CRD is applied, not before). The
+apply again, a rollback, or (``apply``) a server-side apply of ``object`` by the first of
+the field managers whose applies (``applied``, instead of a CREATE) stored the object; at
+``read_version`` where the witness names one (UG110: stored at one served version, operated
+on at another; with ``stored_under`` new, ``stored`` is created once the new CRD is
+applied, not before). The
 finding is **confirmed** when the apiserver refuses with ``message`` in its error or reads back
 ``read_back``, **refuted** otherwise (the detail says what the apiserver did), **no witness**
 when the finding has none (``proven`` false), **not replayed** when the sequence could not
@@ -303,6 +305,8 @@ class CRDReplay:
         side = "new" if crd is self.new else "old"
         version = str(case.witness.get("version"))
         namespace = self._namespace_of(crd)
+        if case.witness.get("operation") == "apply":
+            return self._applied_before(trial, case, version, namespace)
         body = _regrouped(case.witness["stored"], self.replay_group, version, case.name, namespace)
         created = trial.create(body, version=version)
         if not created.allowed:
@@ -333,6 +337,26 @@ class CRDReplay:
             self.kube.replace(trial.path(version, case.name), target, dryRun="All")
         except KubeError as err:
             self._outcome(case.index, "refuted", f"the {side} CRD refused the update too: {err}")
+            return False
+        return True
+
+    def _applied_before(
+        self, trial: CRDTrial, case: _Case, version: str, namespace: str | None
+    ) -> bool:
+        """For an ``apply`` witness, while the old CRD is live: each of ``applied`` applied
+        (server-side, its field manager, no force), which stores ``stored``; False with the
+        case refuted where the old CRD refuses one, or stores another object."""
+        for entry in case.witness.get("applied") or []:
+            body = _regrouped(entry["object"], self.replay_group, version, case.name, namespace)
+            try:
+                self.kube.apply(trial.path(version, case.name), body, str(entry["manager"]))
+            except KubeError as err:
+                self._outcome(case.index, "refuted", f"the old CRD refused an apply: {err}")
+                return False
+        group = str(self.old["spec"]["group"]) if self.old else ""
+        got = as_witnessed(trial.get(case.name, version=version), group, self.replay_group)
+        if got != _expected_read(case.witness["stored"]):
+            self._outcome(case.index, "refuted", "the applies stored another object than stored")
             return False
         return True
 
@@ -414,7 +438,7 @@ class CRDReplay:
 
     def _operate(self, trial: CRDTrial, case: _Case, group: str) -> None:
         operation = case.witness.get("operation")
-        if operation not in ("create", "update", "read", "status"):
+        if operation not in ("create", "update", "read", "status", "apply"):
             self._outcome(case.index, "refuted", f"operation {operation!r} is not in the contract")
             return
         deadline = time.monotonic() + RETRY_SECONDS
@@ -430,6 +454,8 @@ class CRDReplay:
                 result, detail, final = self._update(trial, case)
             elif operation == "status" and case.witness.get("apiserver") == "refuses":
                 result, detail, final = self._status(trial, case)
+            elif operation == "apply":
+                result, detail, final = self._apply(trial, case, group)
             else:
                 (result, detail), final = self._read(trial, case, group), False
             if result == "confirmed" or final or time.monotonic() > deadline:
@@ -486,6 +512,28 @@ class CRDReplay:
         except KubeError as err:
             return (*_refusal(err, case.witness), True)
         return "refuted", "the /status write was allowed", False
+
+    def _apply(self, trial: CRDTrial, case: _Case, group: str) -> tuple[str, str, bool]:
+        """The first of ``applied``'s managers applies ``object`` (no force): refused with
+        ``message``, or allowed and read back as ``read_back``."""
+        version = _operated_at(case.witness)
+        manager = str((case.witness.get("applied") or [{}])[0].get("manager"))
+        body = _regrouped(
+            case.witness.get("object") or {},
+            self.replay_group,
+            version,
+            case.name,
+            self._namespace_of(self.new),
+        )
+        try:
+            read = self.kube.apply(trial.path(version, case.name), body, manager)
+        except KubeError as err:
+            if case.witness.get("apiserver") == "refuses":
+                return (*_refusal(err, case.witness), True)
+            return "refuted", f"the apply was refused ({err.code}): {err.message}", True
+        if case.witness.get("apiserver") == "refuses":
+            return "refuted", "the apply was allowed", False
+        return (*self._compared(read, case, group), True)
 
     def _read(self, trial: CRDTrial, case: _Case, group: str) -> tuple[str, str]:
         version = _operated_at(case.witness)

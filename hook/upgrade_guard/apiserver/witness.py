@@ -968,3 +968,183 @@ def _without_defaults(node: values.Schema) -> values.Schema:
         if isinstance(node.get(key), dict):
             stripped[key] = _without_defaults(node[key])
     return stripped
+
+
+# The field managers of an ``apply`` witness (UG215): the first applies again after the new CRD.
+APPLIERS = ("witness-a", "witness-b")
+
+
+def applied(builder: Builder, target: Target) -> Witness | None:
+    """UG215's witness, a server-side apply (``target.old``, ``target.new``: the map types).
+    From granular to atomic: two managers apply a key each while the old CRD is live; the
+    first applies its own again and the apiserver refuses, a conflict with the second (who
+    owns the whole map now). From atomic to granular: one manager applies the map, then
+    leaves a key out, which the map keeps (the manager owned the map, not the key)."""
+    if target.status_subresource and target.path[:1] == ("status",):
+        return None  # an apply to the object leaves status as it is
+    base = builder._base(target)
+    node = _node_at(builder.old_schema, target.path)
+    if base is None or node is None:
+        return None
+    least = builder._synth.value(node, 1)
+    if not isinstance(least, dict):
+        return None
+    keys = _more_keys(node, least, builder._synth)
+    if not keys:
+        if target.old == "granular":
+            return _changed_key(builder, target, base, least)
+        return None
+    bodies = []
+    for mapped in (dict(least), {**least, **dict(keys[:1])}, {**least, **dict(keys)}):
+        placed = _place(base, builder.old_schema, target.path, mapped, builder._synth)
+        if placed is None or builder._stored(placed[0]) is None:
+            return None
+        bodies.append(placed)
+    (fewer, _), (one, where), (every, _) = bodies
+    if target.old == "granular":
+        return _conflict(builder, target, fewer if len(keys) == 1 else one, every, where)
+    return _kept(builder, target, every, fewer if len(keys) == 1 else one, where)
+
+
+def _more_keys(node: values.Schema, least: dict[str, Any], synth: _Synthesis) -> list[Any]:
+    """Two keys (or the one there is) a map at ``node`` may hold besides ``least``'s, with
+    a value each."""
+    extra = node.get("additionalProperties")
+    if isinstance(extra, Mapping):
+        value = synth.value(extra, 1)
+        return [(key, value) for key in ("a", "b", "c") if key not in least][:2]
+    properties = node.get("properties")
+    found = properties if isinstance(properties, Mapping) else {}
+    return [
+        (name, synth.value(child, 1))
+        for name, child in found.items()
+        if name not in least and isinstance(child, Mapping)
+    ][:2]
+
+
+def _conflict(
+    builder: Builder, target: Target, first: dict[str, Any], both: dict[str, Any],
+    where: list[str | int], second: dict[str, Any] | None = None,
+    again: dict[str, Any] | None = None,
+) -> Witness | None:  # fmt: skip
+    """The first manager applies ``first``, the second ``second`` (by default ``both``,
+    one key more), which stores ``both``; after the new CRD the first applies ``again``
+    (by default ``first`` unchanged): a conflict at the map."""
+    at = _managed_path(first, builder.old_schema, where)
+    stored = builder._stored(both)
+    if at is None or stored is None:
+        return None
+    a, b = APPLIERS
+    second = both if second is None else second
+    again = first if again is None else again
+    return Witness(
+        target.version,
+        "apply",
+        copy.deepcopy(stored),
+        "refuses",
+        f'conflict with "{b}": {at}',
+        object=copy.deepcopy(again),
+        applied=({"manager": a, "object": copy.deepcopy(first)},
+                 {"manager": b, "object": copy.deepcopy(second)}),
+    )  # fmt: skip
+
+
+def _changed_key(
+    builder: Builder, target: Target, base: dict[str, Any], least: dict[str, Any]
+) -> Witness | None:
+    """Where the map can hold no key more (every one required): the first manager applies
+    it whole, the second all but one key (the first's holds the object valid), and after
+    the new CRD the first changes that key: a conflict at the map, where the granular map
+    let it (the second never applied the key)."""
+    keyed = _node_at(builder.old_schema, target.path[:-1]) if target.path[-1:] == (
+        schemas.ITEMS,) else None  # fmt: skip
+    list_keys = (keyed or {}).get("x-kubernetes-list-map-keys") or []
+    first = _place(base, builder.old_schema, target.path, least, builder._synth)
+    if first is None:
+        return None
+    for key, value in least.items():
+        if key in list_keys:
+            continue
+        for other in _other_values(value, builder._synth, _node_at(
+                builder.old_schema, (*target.path, schemas.segment(key)))):  # fmt: skip
+            changed = {**least, key: other}
+            again = _place(base, builder.old_schema, target.path, changed, builder._synth)
+            if again is None or builder._stored(again[0]) is None:
+                continue
+            partial = {k: v for k, v in least.items() if k != key}
+            second = _place(base, builder.old_schema, target.path, partial, builder._synth)
+            found = None if second is None else _conflict(
+                builder, target, first[0], first[0], first[1], second[0], again[0])  # fmt: skip
+            if found is not None:
+                return found
+    return None
+
+
+def _other_values(value: Any, synth: _Synthesis, node: values.Schema | None) -> list[Any]:
+    """Values to try for a key in place of ``value``."""
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, str):
+        return [f"{value}a", "b", "a"]
+    if isinstance(value, int | float):
+        return [value + 1, value - 1]
+    items = None if node is None else values.item_schema(node)
+    if isinstance(value, list) and items is not None:
+        return [value[:-1]] if value else [[synth.value(items, 1)]]
+    return []
+
+
+def _kept(
+    builder: Builder, target: Target, every: dict[str, Any], fewer: dict[str, Any],
+    where: list[str | int],
+) -> Witness | None:  # fmt: skip
+    """The manager applies ``every``, then, after the new CRD, ``fewer``: the key it left out
+    is kept (the old CRD would store ``fewer`` as applied)."""
+    stored, meant = builder._stored(every), builder._stored(fewer)
+    if stored is None or meant is None or builder.new.create(every).refused:
+        return None
+    read = builder.new.read(stored)
+    operations = [
+        (op["op"], op["path"])
+        for op in jsonpatch.make_patch(meant, read).patch
+        if _under(_pointer(op["path"]), where)
+    ]
+    if not operations:
+        return None
+    return Witness(
+        target.version,
+        "apply",
+        copy.deepcopy(stored),
+        "reads back changed",
+        "; ".join(f"{op} {path}" for op, path in operations),
+        object=copy.deepcopy(fewer),
+        read_back=copy.deepcopy(read),
+        applied=({"manager": APPLIERS[0], "object": copy.deepcopy(every)},),
+    )
+
+
+def _managed_path(body: dict[str, Any], root: values.Schema, where: list[str | int]) -> str | None:
+    """The field path server-side apply names a conflict at (``.spec.l[name="x"].m``): an
+    item of a map list by its keys; None through any other list (owned whole)."""
+    text, node = "", root
+    value: Any = body
+    for step in where:
+        if isinstance(step, int):
+            keys = node.get("x-kubernetes-list-map-keys")
+            if node.get("x-kubernetes-list-type") != "map" or not isinstance(keys, list):
+                return None
+            item = value[step]
+            if not isinstance(item, dict) or any(key not in item for key in keys):
+                return None
+            text += "[" + ",".join(f"{key}={json.dumps(item[key])}" for key in sorted(keys)) + "]"
+            child = values.item_schema(node)
+        else:
+            text += f".{step}"
+            item = value[step]
+            child = _child(node, schemas.segment(step), resource=node is root)
+            if child is None:
+                child = _child(node, schemas.ADDITIONAL, resource=False)
+        if child is None:
+            return None
+        node, value = child, item
+    return text

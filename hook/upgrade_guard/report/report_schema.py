@@ -40,7 +40,9 @@ _OBJECT_OR_NULL: dict[str, Any] = {"type": ["object", "null"]}
 _WITNESS = _object(
     {
         "version": {**_TEXT, "description": "the CRD version it is written and operated at"},
-        "operation": {"enum": ["create", "update", "read", "status", "apply-crd", "apply-old-crd"]},
+        "operation": {
+            "enum": ["create", "update", "read", "status", "apply-crd", "apply-old-crd", "apply"]
+        },
         "stored": {
             "type": "object",
             "description": (
@@ -76,6 +78,17 @@ _WITNESS = _object(
             "description": (
                 "new: stored is written once the new CRD is applied, not while the old one"
                 " is live (UG110: a disagreement only objects written after the upgrade meet)"
+            ),
+        },
+        "applied": {
+            "type": ["array", "null"],
+            "items": _object(
+                {"manager": _TEXT, "object": {"type": "object"}},
+                "a server-side apply: its field manager and body",
+            ),
+            "description": (
+                "for apply (UG215): the server-side applies made while the old CRD is live,"
+                " in order, which store stored; null for every other witness"
             ),
         },
     },

@@ -46,7 +46,12 @@ def _witness_lines(witness: Witness) -> list[RenderableType]:
             style="magenta",
         )
     ]
+    applies = [
+        (f"applied by {entry.get('manager')}", entry.get("object"))
+        for entry in witness.applied or ()
+    ]
     for label, body in (
+        *applies,
         ("stored", witness.stored),
         ("object", witness.object),
         ("read back", witness.read_back),
