@@ -58,7 +58,8 @@ class Witness:
     ``applied`` (``apply``, UG215): the server-side applies made while the old CRD is live,
     in order, each ``{"manager": name, "object": body}``, which store ``stored``; after the
     new CRD, the first of those managers applies ``object``: refused (a conflict), or
-    allowed and read back as ``read_back``."""
+    allowed and read back as ``read_back``; through /status for a map under status with
+    the status subresource (the object created first without status)."""
 
     version: str
     operation: str

@@ -489,3 +489,44 @@ def test_a_server_side_apply_after_a_map_type_change(cluster: Cluster) -> None:
         outcomes[3].detail
         == "read back differs from read_back (read_back -> GET): remove /spec/t/b"
     )
+
+
+def test_a_server_side_apply_through_the_status_subresource(cluster: Cluster) -> None:
+    """UG215 under status, with the status subresource: the object is created, the applies
+    are made through /status, and the conflict names the subresource; beside it, refuted,
+    the same witness where the map under status stays granular."""
+    cluster.admin.ensure_namespace("replay")
+    granular = {"type": "object", "additionalProperties": STR}
+    atomic = {**granular, "x-kubernetes-map-type": "atomic"}
+    old = crd_body(
+        "widgets", [version_entry("v1", root_schema(status={"m": granular, "g": granular}))]
+    )
+    new = crd_body(
+        "widgets", [version_entry("v1", root_schema(status={"m": atomic, "g": granular}))]
+    )
+
+    def with_status(field: str, m: dict[str, str]) -> dict[str, Any]:
+        return {**widget({}), "status": {field: m}}
+
+    def conflict(field: str) -> dict[str, Any]:
+        a, ab = {"a": "a"}, {"a": "a", "b": "a"}
+        return {
+            "version": "v1",
+            "operation": "apply",
+            "stored": with_status(field, ab),
+            "object": with_status(field, a),
+            "apiserver": "refuses",
+            "message": f'conflict with "witness-b" with subresource "status": .status.{field}',
+            "read_back": None,
+            "applied": [
+                {"manager": "witness-a", "object": with_status(field, a)},
+                {"manager": "witness-b", "object": with_status(field, ab)},
+            ],
+        }
+
+    findings = [finding("UG215", f"status.{f}", conflict(f)) for f in ("m", "g")]
+    outcomes = replayed(cluster, old, new, findings)
+    assert [(o.result, o.detail) for o in outcomes] == [
+        ("confirmed", ""),
+        ("refuted", "the apply was allowed"),
+    ]

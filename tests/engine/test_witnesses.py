@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pickle
 
-from crd_builders import compare, crd, field_crd, spec_schema, version
+from crd_builders import compare, crd, field_crd, obj, spec_schema, version
 from upgrade_guard import engine
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Outcome, Severity
@@ -143,3 +143,17 @@ def test_a_storage_move_a_rollback_cannot_undo_is_witnessed_by_the_rollback() ->
     for later in (new, crd(version("v1alpha1", storage=False, served=False), version("v1"))):
         milder = only(compare(both, later), "UG106")
         assert milder.severity is not Severity.ERROR and milder.witness is None
+
+
+def test_a_map_type_change_under_status_is_applied_through_the_subresource() -> None:
+    """The version has the status subresource (crd_builders.version): the replay applies
+    through /status, and the conflict names it."""
+    labels = {"type": "object", "additionalProperties": STR}
+    atomic = {**labels, "x-kubernetes-map-type": "atomic"}
+    old = crd(version(schema=obj(spec=obj(), status=obj(m=labels))))
+    new = crd(version(schema=obj(spec=obj(), status=obj(m=atomic))))
+    found = only(compare(old, new), "UG215")
+    assert found.witness is not None
+    assert found.witness.message == (
+        'conflict with "witness-b" with subresource "status": .status.m'
+    )

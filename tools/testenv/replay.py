@@ -8,7 +8,8 @@ to ``object``, a GET, a write of ``object`` through /status (``status``:
 refused after the new CRD, or made before it and read back by a GET), or (``apply-crd``) the
 new CRD's apply itself, or (``apply-old-crd``, after every other operation) the old CRD's
 apply again, a rollback, or (``apply``) a server-side apply of ``object`` by the first of
-the field managers whose applies (``applied``, instead of a CREATE) stored the object; at
+the field managers whose applies (``applied``, instead of a CREATE; through /status where
+the object holds status at a version with the subresource) stored the object; at
 ``read_version`` where the witness names one (UG110: stored at one served version, operated
 on at another; with ``stored_under`` new, ``stored`` is created once the new CRD is
 applied, not before). The
@@ -346,10 +347,19 @@ class CRDReplay:
         """For an ``apply`` witness, while the old CRD is live: each of ``applied`` applied
         (server-side, its field manager, no force), which stores ``stored``; False with the
         case refuted where the old CRD refuses one, or stores another object."""
+        path = trial.path(version, case.name)
+        if self._applied_to_status(case, version):
+            stored = {k: v for k, v in case.witness["stored"].items() if k != "status"}
+            body = _regrouped(stored, self.replay_group, version, case.name, namespace)
+            created = trial.create(body, version=version)
+            if not created.allowed:
+                self._outcome(case.index, "refuted", f"the old CRD refused: {created.message}")
+                return False
+            path += "/status"
         for entry in case.witness.get("applied") or []:
             body = _regrouped(entry["object"], self.replay_group, version, case.name, namespace)
             try:
-                self.kube.apply(trial.path(version, case.name), body, str(entry["manager"]))
+                self.kube.apply(path, body, str(entry["manager"]))
             except KubeError as err:
                 self._outcome(case.index, "refuted", f"the old CRD refused an apply: {err}")
                 return False
@@ -359,6 +369,12 @@ class CRDReplay:
             self._outcome(case.index, "refuted", "the applies stored another object than stored")
             return False
         return True
+
+    def _applied_to_status(self, case: _Case, version: str) -> bool:
+        """Whether an ``apply`` witness's applies are made through /status: its object
+        holds status, at a version with the status subresource (created first without)."""
+        held = "status" in (case.witness.get("object") or {})
+        return held and self.old is not None and _has_status(self.old, version)
 
     def _status_before(
         self, trial: CRDTrial, case: _Case, version: str, namespace: str | None
@@ -525,8 +541,11 @@ class CRDReplay:
             case.name,
             self._namespace_of(self.new),
         )
+        path = trial.path(version, case.name)
+        if self._applied_to_status(case, version):
+            path += "/status"
         try:
-            read = self.kube.apply(trial.path(version, case.name), body, manager)
+            read = self.kube.apply(path, body, manager)
         except KubeError as err:
             if case.witness.get("apiserver") == "refuses":
                 return (*_refusal(err, case.witness), True)

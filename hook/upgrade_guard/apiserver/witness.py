@@ -979,9 +979,8 @@ def applied(builder: Builder, target: Target) -> Witness | None:
     From granular to atomic: two managers apply a key each while the old CRD is live; the
     first applies its own again and the apiserver refuses, a conflict with the second (who
     owns the whole map now). From atomic to granular: one manager applies the map, then
-    leaves a key out, which the map keeps (the manager owned the map, not the key)."""
-    if target.status_subresource and target.path[:1] == ("status",):
-        return None  # an apply to the object leaves status as it is
+    leaves a key out, which the map keeps (the manager owned the map, not the key). Under
+    status with the status subresource, the applies are made through /status."""
     base = builder._base(target)
     node = _node_at(builder.old_schema, target.path)
     if base is None or node is None:
@@ -1037,16 +1036,21 @@ def _conflict(
     a, b = APPLIERS
     second = both if second is None else second
     again = first if again is None else again
+    through = ' with subresource "status"' if _through_status(target) else ""
     return Witness(
         target.version,
         "apply",
         copy.deepcopy(stored),
         "refuses",
-        f'conflict with "{b}": {at}',
+        f'conflict with "{b}"{through}: {at}',
         object=copy.deepcopy(again),
         applied=({"manager": a, "object": copy.deepcopy(first)},
                  {"manager": b, "object": copy.deepcopy(second)}),
     )  # fmt: skip
+
+
+def _through_status(target: Target) -> bool:
+    return target.status_subresource and target.path[:1] == ("status",)
 
 
 def _changed_key(
