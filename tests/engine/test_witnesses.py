@@ -157,3 +157,18 @@ def test_a_map_type_change_under_status_is_applied_through_the_subresource() -> 
     assert found.witness.message == (
         'conflict with "witness-b" with subresource "status": .status.m'
     )
+
+
+def test_a_map_in_a_list_made_atomic_is_left_unproven() -> None:
+    """The list holding the map becomes atomic too (UG214's): after the new CRD, server-side
+    apply owns and names the list, so no apply witness at the map is built."""
+    labels = {"type": "object", "additionalProperties": STR}
+    keyed = {"x-kubernetes-list-type": "map", "x-kubernetes-list-map-keys": ["k"]}
+    item = {"type": "object", "required": ["k"], "properties": {"k": STR, "m": labels}}
+    atomic_item = {
+        **item,
+        "properties": {"k": STR, "m": {**labels, "x-kubernetes-map-type": "atomic"}},
+    }
+    old = field_crd({"type": "array", "items": item, **keyed})
+    found = only(compare(old, field_crd({"type": "array", "items": atomic_item})), "UG215")
+    assert (found.severity, found.proven, found.witness) == (Severity.ERROR, False, None)

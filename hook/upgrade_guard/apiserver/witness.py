@@ -983,7 +983,7 @@ def applied(builder: Builder, target: Target) -> Witness | None:
     status with the status subresource, the applies are made through /status."""
     base = builder._base(target)
     node = _node_at(builder.old_schema, target.path)
-    if base is None or node is None:
+    if base is None or node is None or _owned_whole_above(builder.new_schema, target.path):
         return None
     least = builder._synth.value(node, 1)
     if not isinstance(least, dict):
@@ -1047,6 +1047,22 @@ def _conflict(
         applied=({"manager": a, "object": copy.deepcopy(first)},
                  {"manager": b, "object": copy.deepcopy(second)}),
     )  # fmt: skip
+
+
+def _owned_whole_above(root: values.Schema, path: schemas.Path) -> bool:
+    """Whether a list or map enclosing ``path`` is atomic in ``root``: after the new CRD,
+    server-side apply owns and names that one, not the map (left unproven)."""
+    node: values.Schema | None = root
+    for part in path:
+        if node is None:
+            return False
+        if node.get("type") == "array" or "items" in node:
+            if (node.get("x-kubernetes-list-type") or "atomic") == "atomic":
+                return True
+        elif node.get("x-kubernetes-map-type") == "atomic":
+            return True
+        node = _child(node, part, resource=node is root)
+    return False
 
 
 def _through_status(target: Target) -> bool:
