@@ -32,6 +32,7 @@ from testenv import (
     JobRunner,
     KubeError,
     ToolRunner,
+    objects_of,
     wait_for,
 )
 
@@ -437,8 +438,8 @@ def test_under_argo_cd_the_bundle_is_judged_filtered_to_the_crds_the_release_ren
         assert rendered.returncode == 0, show(rendered)
         hooks = [
             d
-            for d in yaml.safe_load_all(rendered.stdout)
-            if d and "argocd.argoproj.io/hook" in (d["metadata"].get("annotations") or {})
+            for d in objects_of(yaml.safe_load_all(rendered.stdout))
+            if "argocd.argoproj.io/hook" in (d["metadata"].get("annotations") or {})
         ]
         hooks.sort(key=lambda d: int(d["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]))
         manifest = tmp_path / f"presync-{run}.yaml"

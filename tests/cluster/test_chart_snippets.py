@@ -25,6 +25,7 @@ from testenv import (
     JobRunner,
     KubeError,
     ToolRunner,
+    objects_of,
     wait_for,
 )
 from upgrade_guard.write.bundle import BUNDLE_LIMIT
@@ -104,8 +105,8 @@ def cluster_role_rules(helm: ToolRunner, chart: Path, *values: str) -> list[JSON
     rendered = helm("template", "rel", str(chart), "--show-only", "templates/upgrade-guard.yaml",
                     *values)  # fmt: skip
     assert rendered.returncode == 0, show(rendered)
-    documents = yaml.safe_load_all(rendered.stdout)
-    role = next(d for d in documents if d and d["kind"] == "ClusterRole")
+    documents = objects_of(yaml.safe_load_all(rendered.stdout))
+    role = next(d for d in documents if d["kind"] == "ClusterRole")
     return list(role["rules"])
 
 
@@ -219,7 +220,8 @@ def guard_inputs(
         assert result.returncode != 0 and message in result.stderr, show(result)
         return None
     assert result.returncode == 0, show(result)
-    config = next(d for d in yaml.safe_load_all(result.stdout) if d["kind"] == "ConfigMap")
+    objects = objects_of(yaml.safe_load_all(result.stdout))
+    config = next(d for d in objects if d["kind"] == "ConfigMap")
     return dict(config["data"])
 
 
@@ -602,7 +604,7 @@ def test_the_role_gets_the_release_records_by_name_only(helm: ToolRunner) -> Non
     rendered = helm("template", "rel", str(EXAMPLE / "1.0.0"), "--show-only",
                     "templates/upgrade-guard.yaml")  # fmt: skip
     assert rendered.returncode == 0, show(rendered)
-    role = next(d for d in yaml.safe_load_all(rendered.stdout) if d and d["kind"] == "Role")
+    role = next(d for d in objects_of(yaml.safe_load_all(rendered.stdout)) if d["kind"] == "Role")
     assert role["rules"] == [
         {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"],
          "resourceNames": [f"sh.helm.release.v1.rel.v{n}" for n in range(1, 34)]},

@@ -18,7 +18,7 @@ import pytest
 import yaml
 from test_hook import STRING, UPGRADE_GUARD, HookRun, new_group, widget_crd
 
-from testenv import GUARD_IMAGE, JSON, Cluster, Image, JobRunner, ToolRunner
+from testenv import GUARD_IMAGE, JSON, Cluster, Image, JobRunner, ToolRunner, objects_of
 
 REPO = Path(__file__).resolve().parents[2]
 LIBRARY = REPO / "chart-snippets" / "upgrade-guard"
@@ -110,8 +110,9 @@ class Release:
         self.stream = chart / "rendered.yaml"
         self.stream.write_text(done.stdout)
         documents = [d for d in yaml.safe_load_all(done.stdout) if d]
-        hooks = [d for d in documents if "helm.sh/hook" in (d["metadata"].get("annotations") or {})]
-        self.operator = [d for d in documents if d not in hooks]
+        hooked = [d for d in documents if "helm.sh/hook" in d["metadata"].get("annotations", {})]
+        hooks = objects_of(hooked)
+        self.operator = [d for d in documents if d not in hooked]
         self.guard_rules = next(d for d in hooks if d["kind"] == "ClusterRole")["rules"]
         config = next(d for d in hooks if d["kind"] == "ConfigMap")["data"]
         self.live_objects = chart / "live-objects.txt"

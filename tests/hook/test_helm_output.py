@@ -56,8 +56,17 @@ CONFIG_MAP = _hook("ConfigMap", "rel-upgrade-guard", {
     "binaryData": {"crds.json.gz": base64.b64encode(b"\x1f\x8b").decode()}})  # fmt: skip
 
 
-def test_the_guard_job_gives_the_hook_arguments_and_its_files() -> None:
-    found = guard_job("release c-1.0.0", {"hooks": [CONFIG_MAP, _job()]})
+def _listed(*hooks: dict[str, Any]) -> dict[str, Any]:
+    """The hooks as one List hook, as the library renders what its Job needs."""
+    items = [json.loads(hook["manifest"]) for hook in hooks]
+    manifest = json.dumps({"apiVersion": "v1", "kind": "List", "items": items})
+    return {"name": "rel-upgrade-guard", "kind": "List", "path": "c/t.yaml", "manifest": manifest}
+
+
+# The ConfigMap a hook of its own (libraries before the List), or an item of the List hook.
+@pytest.mark.parametrize("config_map", [CONFIG_MAP, _listed(CONFIG_MAP)], ids=["hook", "list"])
+def test_the_guard_job_gives_the_hook_arguments_and_its_files(config_map: Any) -> None:
+    found = guard_job("release c-1.0.0", {"hooks": [config_map, _job()]})
     assert found is not None
     assert found.args == ("--revision=2",)
     assert found.mount == "/etc/upgrade-guard"

@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from crd_builders import crd
 from upgrade_guard.counters import hook_checks
@@ -93,6 +94,11 @@ data:
 """
 
 
+def _in_a_list(manifest: str) -> str:
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": [yaml.safe_load(manifest)]})
+
+
+@pytest.mark.parametrize("listed", [False, True], ids=["hook", "list"])
 @pytest.mark.parametrize(
     ("name", "policy"),
     [
@@ -101,10 +107,15 @@ data:
         ("rel-other", None),
     ],
 )  # fmt: skip
-def test_decode_keeps_the_policy_the_releases_guard_ran_with(name: str, policy: Any) -> None:
+def test_decode_keeps_the_policy_the_releases_guard_ran_with(
+    name: str, policy: Any, listed: bool
+) -> None:
     """The library's hook ConfigMap (RELEASE-upgrade-guard) holds the chart's policy: the
-    replaced release's says what its controller handled."""
-    hook = {"name": name, "kind": "ConfigMap", "manifest": GUARD_CONFIGMAP.format(name=name)}
+    replaced release's says what its controller handled. It is a hook of its own in releases
+    of libraries before the List hook, an item of that List (named as it) since."""
+    manifest = GUARD_CONFIGMAP.format(name=name)
+    kind = "List" if listed else "ConfigMap"
+    hook = {"name": name, "kind": kind, "manifest": _in_a_list(manifest) if listed else manifest}
     record = decode("sh.helm.release.v1.rel.v2", secret(2, "deployed", hooks=(hook,)))
     assert record.guard_policy == policy
     assert "never-read" not in repr(record)

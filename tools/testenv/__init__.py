@@ -31,7 +31,7 @@ from .controlplane import ADMIN_USER, RESTRICTED_USERS, ControlPlane, ServiceAcc
 from .crds import Attempt, CRDTrial, Evolution, evolve, storage_version
 from .faults import Fault, FaultProxy, Seen
 from .jobrunner import JobHandle, JobOutcome, JobRun, JobRunner
-from .kube import JSON, Kube, KubeError, api_path, create_when_served, wait_for
+from .kube import JSON, Kube, KubeError, api_path, create_when_served, objects_of, wait_for
 from .kubelet import FakeKubelet
 from .proxy import TcpProxy
 from .sandbox import GUARD_IMAGE, HOST_IMAGE, Image, built_guard_image
@@ -77,6 +77,7 @@ __all__ = [
     "find_oldest_binaries",
     "kubernetes_version",
     "minor_of",
+    "objects_of",
     "storage_version",
     "wait_for",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import ssl
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,17 @@ MERGE_PATCH = "application/merge-patch+json"
 JSON_PATCH = "application/json-patch+json"
 STRATEGIC_MERGE_PATCH = "application/strategic-merge-patch+json"
 APPLY_PATCH = "application/apply-patch+yaml"  # JSON is YAML: the body is sent as JSON
+
+
+def objects_of(documents: Iterable[Any]) -> list[JSON]:
+    """The objects of parsed YAML documents as the apiserver gets them: a List's items each
+    (helm and kubectl create them one by one; Argo CD unpacks a List before it syncs)."""
+    found: list[JSON] = []
+    for document in documents:
+        if document:
+            found.extend(document["items"] if document.get("kind") == "List" else [document])
+    return found
+
 
 _RETRIES_OF_429 = 10  # client-go's maxRetries
 

@@ -63,54 +63,111 @@ has any of its own.
 {{- range $revision := untilStep $first (add $root.Release.Revision 33 | int) 1 -}}
 {{- $records = append $records (printf "sh.helm.release.v1.%s.v%d" $root.Release.Name $revision) -}}
 {{- end -}}
+{{- /* The objects the guard's Job needs, as one hook: Helm writes the whole release record
+       again before it runs each hook, so six hooks cost six writes of it (on a chart with a
+       1 MB manifest, about 0.25 s each). Helm creates and deletes a List's items together;
+       Argo CD unpacks it, and reads each item's own hook annotations. */}}
 apiVersion: v1
-kind: ServiceAccount
+kind: List
 metadata:
   name: {{ $name }}
-  namespace: {{ $root.Release.Namespace }}
   annotations:
-    {{- include "upgrade-guard.annotations" -10 | nindent 4 }}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRole
-metadata:
-  name: {{ printf "%s-%s" $root.Release.Namespace $name | trunc 63 | trimSuffix "-" }}
-  annotations:
-    {{- include "upgrade-guard.annotations" -10 | nindent 4 }}
-rules:
-  - apiGroups: [apiextensions.k8s.io]
-    resources: [customresourcedefinitions]
-    verbs: [get]
-    resourceNames: {{ toJson $crdNames }}
-  {{- range $group, $resources := $listed }}
-  - apiGroups: [{{ $group | quote }}]
-    resources: {{ toJson $resources }}
-    verbs: [list]
-  {{- end }}
-  {{- /* The live objects of the names this release renders, by name only (never an empty
-         resourceNames, which would grant every object). */ -}}
-  {{- range $resource, $names := $chart.live }}
-  {{- $group := ternary "rbac.authorization.k8s.io" "admissionregistration.k8s.io" (eq $resource "clusterroles") }}
-  - apiGroups: [{{ $group }}]
-    resources: [{{ $resource }}]
-    verbs: [get]
-    resourceNames: {{ toJson $names }}
-  {{- end }}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: ClusterRoleBinding
-metadata:
-  name: {{ printf "%s-%s" $root.Release.Namespace $name | trunc 63 | trimSuffix "-" }}
-  annotations:
-    {{- include "upgrade-guard.annotations" -10 | nindent 4 }}
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: ClusterRole
-  name: {{ printf "%s-%s" $root.Release.Namespace $name | trunc 63 | trimSuffix "-" }}
-subjects:
-  - kind: ServiceAccount
-    name: {{ $name }}
-    namespace: {{ $root.Release.Namespace }}
+    {{- include "upgrade-guard.helm-hook" -10 | nindent 4 }}
+items:
+  - apiVersion: v1
+    kind: ServiceAccount
+    metadata:
+      name: {{ $name }}
+      namespace: {{ $root.Release.Namespace }}
+      annotations:
+        {{- include "upgrade-guard.argocd-hook" -10 | nindent 8 }}
+  - apiVersion: rbac.authorization.k8s.io/v1
+    kind: ClusterRole
+    metadata:
+      name: {{ printf "%s-%s" $root.Release.Namespace $name | trunc 63 | trimSuffix "-" }}
+      annotations:
+        {{- include "upgrade-guard.argocd-hook" -10 | nindent 8 }}
+    rules:
+      - apiGroups: [apiextensions.k8s.io]
+        resources: [customresourcedefinitions]
+        verbs: [get]
+        resourceNames: {{ toJson $crdNames }}
+      {{- range $group, $resources := $listed }}
+      - apiGroups: [{{ $group | quote }}]
+        resources: {{ toJson $resources }}
+        verbs: [list]
+      {{- end }}
+      {{- /* The live objects of the names this release renders, by name only (never an empty
+             resourceNames, which would grant every object). */ -}}
+      {{- range $resource, $names := $chart.live }}
+      {{- $group := ternary "rbac.authorization.k8s.io" "admissionregistration.k8s.io" (eq $resource "clusterroles") }}
+      - apiGroups: [{{ $group }}]
+        resources: [{{ $resource }}]
+        verbs: [get]
+        resourceNames: {{ toJson $names }}
+      {{- end }}
+  - apiVersion: rbac.authorization.k8s.io/v1
+    kind: ClusterRoleBinding
+    metadata:
+      name: {{ printf "%s-%s" $root.Release.Namespace $name | trunc 63 | trimSuffix "-" }}
+      annotations:
+        {{- include "upgrade-guard.argocd-hook" -10 | nindent 8 }}
+    roleRef:
+      apiGroup: rbac.authorization.k8s.io
+      kind: ClusterRole
+      name: {{ printf "%s-%s" $root.Release.Namespace $name | trunc 63 | trimSuffix "-" }}
+    subjects:
+      - kind: ServiceAccount
+        name: {{ $name }}
+        namespace: {{ $root.Release.Namespace }}
+  - apiVersion: rbac.authorization.k8s.io/v1
+    kind: Role
+    metadata:
+      name: {{ $name }}
+      namespace: {{ $root.Release.Namespace }}
+      annotations:
+        {{- include "upgrade-guard.argocd-hook" -10 | nindent 8 }}
+    rules:
+      - apiGroups: [""]
+        resources: [secrets]
+        verbs: [get]
+        resourceNames: {{ toJson $records }}
+  - apiVersion: rbac.authorization.k8s.io/v1
+    kind: RoleBinding
+    metadata:
+      name: {{ $name }}
+      namespace: {{ $root.Release.Namespace }}
+      annotations:
+        {{- include "upgrade-guard.argocd-hook" -10 | nindent 8 }}
+    roleRef:
+      apiGroup: rbac.authorization.k8s.io
+      kind: Role
+      name: {{ $name }}
+    subjects:
+      - kind: ServiceAccount
+        name: {{ $name }}
+        namespace: {{ $root.Release.Namespace }}
+  - apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: {{ $name }}
+      namespace: {{ $root.Release.Namespace }}
+      annotations:
+        {{- include "upgrade-guard.argocd-hook" -10 | nindent 8 }}
+    data:
+      images.yaml: {{ $images | quote }}
+      crds.txt: {{ $crdNames | join "\n" | quote }}
+      rendered-crds.txt: {{ $chart.rendered | join "\n" | quote }}
+      {{- $objects := list }}
+      {{- range $resource, $names := $chart.live }}{{ range $names }}{{ $objects = append $objects (printf "%s/%s" $resource .) }}{{ end }}{{ end }}
+      live-objects.txt: {{ $objects | join "\n" | quote }}
+      {{- if $policy }}
+      policy.yaml: {{ $policy | quote }}
+      {{- end }}
+{{- if $crds }}
+    binaryData:
+      crds.json.gz: {{ $crds | b64enc }}
+{{- end }}
 {{- if $crdNames }}
 {{- /* The same reads of the chart's CRDs and their objects, kept with the release, not a
        hook: a rollback to a revision older than a CRD runs that revision's guard, whose own
@@ -153,57 +210,6 @@ subjects:
   - kind: ServiceAccount
     name: {{ $name }}
     namespace: {{ $root.Release.Namespace }}
-{{- end }}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: Role
-metadata:
-  name: {{ $name }}
-  namespace: {{ $root.Release.Namespace }}
-  annotations:
-    {{- include "upgrade-guard.annotations" -10 | nindent 4 }}
-rules:
-  - apiGroups: [""]
-    resources: [secrets]
-    verbs: [get]
-    resourceNames: {{ toJson $records }}
----
-apiVersion: rbac.authorization.k8s.io/v1
-kind: RoleBinding
-metadata:
-  name: {{ $name }}
-  namespace: {{ $root.Release.Namespace }}
-  annotations:
-    {{- include "upgrade-guard.annotations" -10 | nindent 4 }}
-roleRef:
-  apiGroup: rbac.authorization.k8s.io
-  kind: Role
-  name: {{ $name }}
-subjects:
-  - kind: ServiceAccount
-    name: {{ $name }}
-    namespace: {{ $root.Release.Namespace }}
----
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: {{ $name }}
-  namespace: {{ $root.Release.Namespace }}
-  annotations:
-    {{- include "upgrade-guard.annotations" -10 | nindent 4 }}
-data:
-  images.yaml: {{ $images | quote }}
-  crds.txt: {{ $crdNames | join "\n" | quote }}
-  rendered-crds.txt: {{ $chart.rendered | join "\n" | quote }}
-  {{- $objects := list }}
-  {{- range $resource, $names := $chart.live }}{{ range $names }}{{ $objects = append $objects (printf "%s/%s" $resource .) }}{{ end }}{{ end }}
-  live-objects.txt: {{ $objects | join "\n" | quote }}
-  {{- if $policy }}
-  policy.yaml: {{ $policy | quote }}
-  {{- end }}
-{{- if $crds }}
-binaryData:
-  crds.json.gz: {{ $crds | b64enc }}
 {{- end }}
 ---
 apiVersion: batch/v1
@@ -432,9 +438,19 @@ spec:
 
 {{- /* Helm's and Argo CD's hook annotations for one weight (Argo CD's sync wave). */ -}}
 {{- define "upgrade-guard.annotations" -}}
+{{ include "upgrade-guard.helm-hook" . }}
+{{ include "upgrade-guard.argocd-hook" . }}
+{{- end -}}
+
+{{- define "upgrade-guard.helm-hook" -}}
 helm.sh/hook: pre-install,pre-upgrade,pre-rollback
 helm.sh/hook-weight: {{ . | quote }}
 helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
+{{- end -}}
+
+{{- /* Argo CD's, on each object (a List's items too): it ignores Helm's once an object has
+any of its own. */ -}}
+{{- define "upgrade-guard.argocd-hook" -}}
 argocd.argoproj.io/hook: PreSync
 argocd.argoproj.io/sync-wave: {{ . | quote }}
 argocd.argoproj.io/hook-delete-policy: BeforeHookCreation

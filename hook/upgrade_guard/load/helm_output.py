@@ -16,8 +16,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from upgrade_guard.load.documents import LoadError, documents_of
-from upgrade_guard.load.helm_record import GUARD_SUFFIX
+from upgrade_guard.load.documents import LoadError
+from upgrade_guard.load.helm_record import GUARD_SUFFIX, hook_objects
 
 _SOURCE = re.compile(r"(?m)^---\n# Source: (.+)\n")
 _CRDS_DIR = re.compile(r"[^/]+(?:/charts/[^/]+)*/crds/.+")
@@ -51,17 +51,13 @@ class GuardJob:
 
 def _hook_objects(where: str, body: Mapping[str, Any]) -> dict[tuple[str, str], Any]:
     """The release's hook objects by (kind, name)."""
-    objects: dict[tuple[str, str], Any] = {}
     hooks = body.get("hooks") or []
-    for hook in hooks if isinstance(hooks, list) else []:
-        if not isinstance(hook, Mapping):
-            continue
-        path = f"{where}: hook {hook.get('path', '?')}"
-        for document in documents_of(path, str(hook.get("manifest") or "").encode()):
-            item = document.body
-            if isinstance(item, Mapping) and isinstance(item.get("metadata"), Mapping):
-                objects[(str(item.get("kind")), str(item["metadata"].get("name")))] = item
-    return objects
+    return {
+        (str(item.get("kind")), str(item["metadata"].get("name"))): item
+        for hook in (hooks if isinstance(hooks, list) else [])
+        if isinstance(hook, Mapping)
+        for item in hook_objects(where, hook)
+    }
 
 
 def guard_job(where: str, body: Mapping[str, Any]) -> GuardJob | None:

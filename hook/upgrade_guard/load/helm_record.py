@@ -21,7 +21,7 @@ import binascii
 import gzip
 import json
 import zlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -136,18 +136,34 @@ def record_of(name: str, body: Mapping[str, Any]) -> Record:
         ) from None
 
 
+def hook_objects(where: str, hook: Mapping[str, Any]) -> Iterator[Mapping[str, Any]]:
+    """The objects of one of a release's hooks: its manifest's documents, and a List's items
+    each (the library renders what its guard's Job needs as one List hook)."""
+    path = f"{where}: hook {hook.get('path') or hook.get('name') or '?'}"
+    for document in documents_of(path, str(hook.get("manifest") or "").encode()):
+        body = document.body
+        if not isinstance(body, Mapping):
+            continue
+        items = body.get("items") if body.get("kind") == "List" else [body]
+        for item in items if isinstance(items, list) else []:
+            if isinstance(item, Mapping) and isinstance(item.get("metadata"), Mapping):
+                yield item
+
+
 def _guard_policy(where: str, hooks: list[Any]) -> Any:
     """The policy document in the guard's hook ConfigMap (the library's RELEASE-upgrade-guard,
-    data ``policy.yaml``), None without one."""
+    data ``policy.yaml``, a hook of its own before the library rendered it in a List), None
+    without one."""
     for hook in hooks:
-        if hook.get("kind") != "ConfigMap" or not str(hook.get("name")).endswith(GUARD_SUFFIX):
+        if not str(hook.get("name")).endswith(GUARD_SUFFIX):
             continue
-        for document in documents_of(f"{where}: hook {hook['name']}", hook["manifest"].encode()):
-            text = ((document.body or {}).get("data") or {}).get(POLICY_KEY)
+        for item in hook_objects(where, hook):
+            name = str(item["metadata"].get("name"))
+            if item.get("kind") != "ConfigMap" or not name.endswith(GUARD_SUFFIX):
+                continue
+            text = (item.get("data") or {}).get(POLICY_KEY)
             if isinstance(text, str):
-                policy = list(
-                    documents_of(f"{where}: hook {hook['name']} {POLICY_KEY}", text.encode())
-                )
+                policy = list(documents_of(f"{where}: hook {name} {POLICY_KEY}", text.encode()))
                 return policy[0].body if len(policy) == 1 else None
     return None
 

@@ -1,7 +1,8 @@
 // argocd-oracle classifies every object of a `helm template` stream the way Argo CD does,
 // with Argo CD's own sync code (github.com/argoproj/gitops-engine): whether it is a hook,
 // its sync phases, its delete policies and its wave. It reads YAML on stdin and writes one
-// JSON object per document on stdout, in input order.
+// JSON line per object on stdout, in input order (a List's items each, as Argo CD's
+// repo-server unpacks them).
 package main
 
 import (
@@ -16,6 +17,7 @@ import (
 	"github.com/argoproj/gitops-engine/pkg/sync/hook"
 	"github.com/argoproj/gitops-engine/pkg/sync/syncwaves"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"sigs.k8s.io/yaml"
 )
@@ -58,6 +60,24 @@ func classify(obj *unstructured.Unstructured) classification {
 	return c
 }
 
+// expanded is the object, or a List's items: Argo CD's repo-server unpacks a List
+// (reposerver/repository, GenerateManifests) before the sync code sees any object.
+func expanded(obj *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	if !obj.IsList() {
+		return []*unstructured.Unstructured{obj}, nil
+	}
+	var items []*unstructured.Unstructured
+	err := obj.EachListItem(func(item runtime.Object) error {
+		u, ok := item.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("resource list item has unexpected type")
+		}
+		items = append(items, u)
+		return nil
+	})
+	return items, err
+}
+
 func run(in io.Reader, out io.Writer) error {
 	reader := utilyaml.NewYAMLReader(bufio.NewReader(in))
 	enc := json.NewEncoder(out)
@@ -76,8 +96,14 @@ func run(in io.Reader, out io.Writer) error {
 		if len(content) == 0 { // an empty document (comments only)
 			continue
 		}
-		if err := enc.Encode(classify(&unstructured.Unstructured{Object: content})); err != nil {
-			return err
+		objs, err := expanded(&unstructured.Unstructured{Object: content})
+		if err != nil {
+			return fmt.Errorf("document %d: %w", n, err)
+		}
+		for _, obj := range objs {
+			if err := enc.Encode(classify(obj)); err != nil {
+				return err
+			}
 		}
 	}
 }

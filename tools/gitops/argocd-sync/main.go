@@ -26,6 +26,7 @@ import (
 	"github.com/argoproj/gitops-engine/pkg/sync"
 	"github.com/argoproj/gitops-engine/pkg/sync/common"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
@@ -41,6 +42,24 @@ type result struct {
 	Status    string `json:"status"`
 	Message   string `json:"message"`
 	Phase     string `json:"syncPhase"`
+}
+
+// expanded is the object, or a List's items: Argo CD's repo-server unpacks a List
+// (reposerver/repository, GenerateManifests) before the sync code sees any object.
+func expanded(obj *unstructured.Unstructured) ([]*unstructured.Unstructured, error) {
+	if !obj.IsList() {
+		return []*unstructured.Unstructured{obj}, nil
+	}
+	var items []*unstructured.Unstructured
+	err := obj.EachListItem(func(item runtime.Object) error {
+		u, ok := item.(*unstructured.Unstructured)
+		if !ok {
+			return fmt.Errorf("resource list item has unexpected type")
+		}
+		items = append(items, u)
+		return nil
+	})
+	return items, err
 }
 
 func targets(in io.Reader, app string) ([]*unstructured.Unstructured, error) {
@@ -61,14 +80,19 @@ func targets(in io.Reader, app string) ([]*unstructured.Unstructured, error) {
 		if raw == nil {
 			continue
 		}
-		obj := &unstructured.Unstructured{Object: raw}
-		labels := obj.GetLabels()
-		if labels == nil {
-			labels = map[string]string{}
+		items, err := expanded(&unstructured.Unstructured{Object: raw})
+		if err != nil {
+			return nil, err
 		}
-		labels[trackingLabel] = app
-		obj.SetLabels(labels)
-		objs = append(objs, obj)
+		for _, obj := range items {
+			labels := obj.GetLabels()
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[trackingLabel] = app
+			obj.SetLabels(labels)
+			objs = append(objs, obj)
+		}
 	}
 }
 
