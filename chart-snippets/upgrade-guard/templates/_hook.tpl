@@ -65,8 +65,9 @@ has any of its own.
 {{- end -}}
 {{- /* The objects the guard's Job needs, as one hook: Helm writes the whole release record
        again before it runs each hook, so six hooks cost six writes of it (on a chart with a
-       1 MB manifest, about 0.25 s each). Helm creates and deletes a List's items together;
-       Argo CD unpacks it, and reads each item's own hook annotations. */}}
+       1 MB manifest, about 0.25 s each). Helm creates and deletes a List's items together,
+       by the List's annotations; Argo CD unpacks it and reads each item's, which carry
+       Helm's too, as every reader of the objects one by one expects. */}}
 apiVersion: v1
 kind: List
 metadata:
@@ -80,13 +81,13 @@ items:
       name: {{ $name }}
       namespace: {{ $root.Release.Namespace }}
       annotations:
-        {{- include "upgrade-guard.argocd-hook" -10 | nindent 8 }}
+        {{- include "upgrade-guard.annotations" -10 | nindent 8 }}
   - apiVersion: rbac.authorization.k8s.io/v1
     kind: ClusterRole
     metadata:
       name: {{ printf "%s-%s" $root.Release.Namespace $name | trunc 63 | trimSuffix "-" }}
       annotations:
-        {{- include "upgrade-guard.argocd-hook" -10 | nindent 8 }}
+        {{- include "upgrade-guard.annotations" -10 | nindent 8 }}
     rules:
       - apiGroups: [apiextensions.k8s.io]
         resources: [customresourcedefinitions]
@@ -111,7 +112,7 @@ items:
     metadata:
       name: {{ printf "%s-%s" $root.Release.Namespace $name | trunc 63 | trimSuffix "-" }}
       annotations:
-        {{- include "upgrade-guard.argocd-hook" -10 | nindent 8 }}
+        {{- include "upgrade-guard.annotations" -10 | nindent 8 }}
     roleRef:
       apiGroup: rbac.authorization.k8s.io
       kind: ClusterRole
@@ -126,7 +127,7 @@ items:
       name: {{ $name }}
       namespace: {{ $root.Release.Namespace }}
       annotations:
-        {{- include "upgrade-guard.argocd-hook" -10 | nindent 8 }}
+        {{- include "upgrade-guard.annotations" -10 | nindent 8 }}
     rules:
       - apiGroups: [""]
         resources: [secrets]
@@ -138,7 +139,7 @@ items:
       name: {{ $name }}
       namespace: {{ $root.Release.Namespace }}
       annotations:
-        {{- include "upgrade-guard.argocd-hook" -10 | nindent 8 }}
+        {{- include "upgrade-guard.annotations" -10 | nindent 8 }}
     roleRef:
       apiGroup: rbac.authorization.k8s.io
       kind: Role
@@ -153,7 +154,7 @@ items:
       name: {{ $name }}
       namespace: {{ $root.Release.Namespace }}
       annotations:
-        {{- include "upgrade-guard.argocd-hook" -10 | nindent 8 }}
+        {{- include "upgrade-guard.annotations" -10 | nindent 8 }}
     data:
       images.yaml: {{ $images | quote }}
       crds.txt: {{ $crdNames | join "\n" | quote }}
@@ -439,21 +440,15 @@ spec:
 {{- /* Helm's and Argo CD's hook annotations for one weight (Argo CD's sync wave). */ -}}
 {{- define "upgrade-guard.annotations" -}}
 {{ include "upgrade-guard.helm-hook" . }}
-{{ include "upgrade-guard.argocd-hook" . }}
+argocd.argoproj.io/hook: PreSync
+argocd.argoproj.io/sync-wave: {{ . | quote }}
+argocd.argoproj.io/hook-delete-policy: BeforeHookCreation
 {{- end -}}
 
 {{- define "upgrade-guard.helm-hook" -}}
 helm.sh/hook: pre-install,pre-upgrade,pre-rollback
 helm.sh/hook-weight: {{ . | quote }}
 helm.sh/hook-delete-policy: before-hook-creation,hook-succeeded
-{{- end -}}
-
-{{- /* Argo CD's, on each object (a List's items too): it ignores Helm's once an object has
-any of its own. */ -}}
-{{- define "upgrade-guard.argocd-hook" -}}
-argocd.argoproj.io/hook: PreSync
-argocd.argoproj.io/sync-wave: {{ . | quote }}
-argocd.argoproj.io/hook-delete-policy: BeforeHookCreation
 {{- end -}}
 
 
