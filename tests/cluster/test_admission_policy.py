@@ -71,7 +71,7 @@ def policy_in_force(kubectl: ToolRunner, namespace: str) -> None:
                          "upgrade-guard.io/controller-state-version=0")  # fmt: skip
         return policy_name(namespace) in result.stderr
 
-    wait_for(refused, timeout=30, what="the admission policy enforced")
+    wait_for(refused, timeout=90, what="the admission policy enforced")
 
 
 def store_backup(cluster: Cluster, namespace: str) -> str:
