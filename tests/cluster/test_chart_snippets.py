@@ -550,6 +550,21 @@ def test_argo_cd_runs_the_guard_as_presync_before_the_crds(
     assert dry_run.returncode == 0, show(dry_run)
 
 
+def test_helm_runs_the_guard_as_two_hooks(helm: ToolRunner) -> None:
+    """Helm writes the whole release record before each hook it runs: what the Job needs is
+    one List hook (created and deleted together), then the Job, whose log Helm prints."""
+    rendered = helm("template", "rel", str(EXAMPLE / "2.0.0"), *GUARD_VALUES)
+    assert rendered.returncode == 0, show(rendered)
+    hooks = [d for d in yaml.safe_load_all(rendered.stdout)
+             if d and "helm.sh/hook" in (d["metadata"].get("annotations") or {})]  # fmt: skip
+    weights = [(d["kind"], d["metadata"]["annotations"]["helm.sh/hook-weight"]) for d in hooks]
+    assert sorted(weights) == [("Job", "-5"), ("List", "-10")]
+    (listed,) = (d for d in hooks if d["kind"] == "List")
+    assert sorted(item["kind"] for item in listed["items"]) == [
+        "ClusterRole", "ClusterRoleBinding", "ConfigMap", "Role", "RoleBinding", "ServiceAccount"
+    ]  # fmt: skip
+
+
 def test_flux_keeps_the_guard_in_front_of_crds_shipped_in_templates(gitops_bin: Path) -> None:
     """helm-controller applies `upgrade.crds: Create`/`CreateReplace` to a chart's crds/
     before the upgrade starts, past any pre-upgrade hook. The example chart ships its CRDs in
