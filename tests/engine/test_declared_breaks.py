@@ -17,10 +17,10 @@ import yaml
 from corpus import require_corpus
 from crd_builders import NAME, compare, crd, obj, spec_schema, version
 from upgrade_guard import engine
-from upgrade_guard.counters import hook_checks
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Outcome
 from upgrade_guard.judging import Context, Release, judge
+from upgrade_guard.pipelines import hook_run
 from upgrade_guard.policy import (
     DEFAULT_POLICY,
     SCHEMA_VERSION,
@@ -197,11 +197,11 @@ def hook_judgement(live: dict[str, Crd], chart: dict[str, Crd], policy: Policy) 
     """What the hook's judge makes of replacing the live CRDs with the chart's: its schema
     comparison and checks, on a cluster that ratchets, within the release the two cross
     (pipelines/hook_run.py)."""
-    subject = replace(hook_checks.subject_for(policy, chart, {}, {}, None), live=live)
-    compared = hook_checks.compared_with_live(subject, policy)
+    subject = replace(hook_run.subject_for(policy, chart, {}, {}, None), live=live)
+    compared = hook_run.compared_with_live(subject, policy)
     release = Release.between(live, chart, policy.annotation(SCHEMA_VERSION))
     context = Context(kube_version=(1, 33), release=release)
-    return judge(hook_checks.changes(subject, compared), policy, context)
+    return judge(hook_run.changes(subject, compared), policy, context)
 
 
 def test_written_entries_name_each_place_and_the_hook_excuses_exactly_those() -> None:

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from crd_builders import NAME, crd, obj, spec_schema, version
-from upgrade_guard.counters import hook_checks
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding
 from upgrade_guard.judging import judge
+from upgrade_guard.pipelines import evidence, hook_run
 from upgrade_guard.policy import parse_policy
 from upgrade_guard.subjects import HookSubject
 
@@ -64,11 +64,11 @@ def found(
     )
     carried = {}
     for name in subject.to_read():
-        tally = hook_checks.CarriedTally()
+        tally = evidence.CarriedTally()
         for each in objects:
             tally.add(each)
         carried[name] = tally.carried(complete=complete, problem=problem)
-    findings = judge(hook_checks.changes(replace(subject, carried=carried)), policy).findings
+    findings = judge(hook_run.changes(replace(subject, carried=carried)), policy).findings
     return [f for f in findings if f.code in ("UG611", "UG612")]
 
 
@@ -194,7 +194,7 @@ def test_condition_types_no_longer_declared_warn(
 
 
 def test_the_tally_keeps_counts_and_the_first_names_only() -> None:
-    tally = hook_checks.CarriedTally()
+    tally = evidence.CarriedTally()
     for i in range(7):
         tally.add(stored(f"b{i}", (OLD, OLD)))
     carried = tally.carried(complete=True, problem=None)

@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 
 from crd_builders import NAME, crd, spec_schema, version
-from upgrade_guard.counters import history, hook_checks
+from upgrade_guard.counters import history
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding
 from upgrade_guard.images import image_keys
 from upgrade_guard.judging import Changes, judge
 from upgrade_guard.load.image_table import parse_image_table
+from upgrade_guard.pipelines import hook_run
 from upgrade_guard.policy import DEFAULT_POLICY, Policy, PolicyError, parse_policy
 from upgrade_guard.report import hook_log
 from upgrade_guard.report.ways_out import UNASKED
@@ -43,8 +44,8 @@ def paired(
     """What the hook's checks find before the cluster is read: the pairing (``counters`` as
     the hook's --counter gives them)."""
     given = {policy.annotation(name): str(value) for name, value in counters.items()}
-    subject = hook_checks.subject_for(policy, {}, given, images, table)
-    return judged(hook_checks.changes(subject), policy)
+    subject = hook_run.subject_for(policy, {}, given, images, table)
+    return judged(hook_run.changes(subject), policy)
 
 
 @pytest.mark.parametrize(
@@ -202,7 +203,7 @@ SCHEMA = [
 )
 def test_schema_against_live(live_crd: Crd, chart_crd: Crd, codes: set[str]) -> None:
     chart, cluster = history.normalized({NAME: chart_crd}), history.normalized({NAME: live_crd})
-    found = judged(hook_checks.changes(HookSubject(chart, cluster)))
+    found = judged(hook_run.changes(HookSubject(chart, cluster)))
     assert {f.code for f in found} == codes
     assert all(f.refuses == (f.code in {"UG603", "UG604"}) for f in found)
 
@@ -223,7 +224,7 @@ def test_the_admission_policys_own_acceptance_is_named_where_the_release_applied
     chart_crd = stamped(dict(chart_crd.raw), **stamps, **{"crd-schema-digest": digest})
     chart, cluster = history.normalized({NAME: chart_crd}), history.normalized({NAME: live_crd})
     subject = HookSubject(chart, cluster, admission_policy=admission_policy)
-    [found] = judged(hook_checks.changes(subject))
+    [found] = judged(hook_run.changes(subject))
     assert found.code == code
     told = [n for n in found.notes if n.startswith("admission policy: ")]
     assert told == (
@@ -243,16 +244,16 @@ def test_state_written_by_a_newer_release() -> None:
         WrittenState(2, "widgets.example.com ns/b (status.stateVersion)"),
     ]
     reads = {"controller-state-version": 2}
-    found = judged(hook_checks.changes(HookSubject(chart_counters=reads, written_state=written)))
+    found = judged(hook_run.changes(HookSubject(chart_counters=reads, written_state=written)))
     assert [f.code for f in found] == ["UG605"]
     assert "ns/a" in found[0].message and "ns/b" not in found[0].message
     reads = {"controller-state-version": 3}
-    assert hook_checks.changes(HookSubject(chart_counters=reads, written_state=written)).raw == ()
+    assert hook_run.changes(HookSubject(chart_counters=reads, written_state=written)).raw == ()
 
 
 def test_state_on_live_crd_annotations() -> None:
     crds = {NAME: stamped(OLD, **{"controller-state-version": "4"})}
-    assert hook_checks.live_state(crds, DEFAULT_POLICY) == [
+    assert hook_run.live_state(crds, DEFAULT_POLICY) == [
         WrittenState(4, f"CRD {NAME} (upgrade-guard.io/controller-state-version)")
     ]
 

@@ -13,11 +13,11 @@ import pytest
 import yaml
 
 from crd_builders import crd
-from upgrade_guard.counters import hook_checks
 from upgrade_guard.crd import Crd
 from upgrade_guard.judging import judge
 from upgrade_guard.load.documents import LoadError
 from upgrade_guard.load.helm_record import Record, decode, find_operation, record_name
+from upgrade_guard.pipelines import hook_run
 from upgrade_guard.policy import DEFAULT_POLICY
 from upgrade_guard.subjects import HookSubject, Stored
 
@@ -214,7 +214,7 @@ def test_helm_deletes_a_dropped_crd_unless_the_live_object_keeps_it(
         dropped=dropped,
         stored={NAME: Stored(7, ("ns/a", "ns/b"))},
     )
-    outcome = judge(hook_checks.changes(subject), DEFAULT_POLICY)
+    outcome = judge(hook_run.changes(subject), DEFAULT_POLICY)
     assert [f.code for f in outcome.findings] == (["UG608"] if refused else [])
     assert outcome.safe is not refused
     if refused:
@@ -231,7 +231,7 @@ def test_a_deletion_names_the_admission_policys_acceptance_where_the_release_app
         dropped={NAME: keep()},
         admission_policy=admission_policy,
     )
-    [finding] = judge(hook_checks.changes(subject), DEFAULT_POLICY).findings
+    [finding] = judge(hook_run.changes(subject), DEFAULT_POLICY).findings
     told = [n for n in finding.notes if n.startswith("admission policy: ")]
     command = f"`kubectl annotate crd {NAME} upgrade-guard.io/accept-delete=true --overwrite`"
     assert [command in n for n in told] == ([True] if admission_policy else [])
@@ -240,7 +240,7 @@ def test_a_deletion_names_the_admission_policys_acceptance_where_the_release_app
 def test_a_first_adoption_is_reported_while_no_release_ran_the_guard() -> None:
     chart = {NAME: Crd(crd())}
     first = HookSubject(chart=chart, live=chart)
-    codes = {p.rule.code for p in hook_checks.changes(first).raw}
+    codes = {p.rule.code for p in hook_run.changes(first).raw}
     assert "UG606" in codes
     again = HookSubject(chart=chart, live=chart, adopted=True)
-    assert "UG606" not in {p.rule.code for p in hook_checks.changes(again).raw}
+    assert "UG606" not in {p.rule.code for p in hook_run.changes(again).raw}

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from upgrade_guard.commands import options
-from upgrade_guard.counters import hook_checks
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import ExitCode, Outcome
 from upgrade_guard.judging import Acceptance, Context
@@ -73,12 +72,16 @@ class TerminationLog:
             typer.echo(f"upgrade-guard: cannot write {self.path}: {error.strerror}", err=True)
 
 
+# The slot of an image passed without a name: the chart's `image` values.
+DEFAULT_SLOT = "image"
+
+
 def _controller_images(given: list[str]) -> dict[str, str]:
     """``SLOT=IMAGE`` or ``IMAGE`` (slot ``image``) -> {slot: image}; a slot once."""
     images: dict[str, str] = {}
     for item in given:
         slot, _, image = item.rpartition("=")
-        slot = slot or hook_checks.DEFAULT_SLOT
+        slot = slot or DEFAULT_SLOT
         if not image.strip() or slot in images:
             raise options.UsageProblem(
                 f"--controller-image {item}: expected SLOT=IMAGE or IMAGE, each slot once"
@@ -353,7 +356,7 @@ def prepare(given: Inputs, chart: Mapping[str, Crd] | None = None) -> pipeline.P
     counters = options.counter_options(list(given.counter), chosen)
     acceptances = _acceptances(list(given.accept), given.chart_version)
     known = chart if chart is not None else bundled or {}
-    subject = hook_checks.subject_for(
+    subject = pipeline.subject_for(
         chosen,
         known,
         counters,

@@ -2,5 +2,6 @@
 
 Pure: reads no files and runs no git. ``digest`` normalizes a CRD spec and hashes it,
 ``history`` judges a candidate CRD set against its baseline (version rules, other counters,
-the engine on storage versions), ``hook_checks`` judges a chart against what is live (the hook).
+the engine on storage versions). The hook's checks of the counters against the cluster are
+steps of its pipeline (``pipelines/hook_run.py``).
 """

@@ -34,12 +34,11 @@ from upgrade_guard import schema
 from upgrade_guard.apiserver import values
 from upgrade_guard.apiserver.read_defaults import may_be_read_default
 from upgrade_guard.apiserver.violations import Violation
-from upgrade_guard.counters.hook_checks import CarriedTally
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Finding, Harm, Severity
 from upgrade_guard.judging import Changes
 from upgrade_guard.rules import required_added
-from upgrade_guard.subjects import Carried, HookSubject
+from upgrade_guard.subjects import Carried, HookSubject, Stored
 
 if TYPE_CHECKING:  # imported where a schema judges objects: the CEL runtime loads slowly
     from upgrade_guard.apiserver.judge import Judge
@@ -338,6 +337,49 @@ class Listed:
 
     complete: bool
     problem: str | None
+
+
+SHOWN_HOLDERS = 5  # names kept for each finalizer or condition type
+
+
+class CarriedTally:
+    """The finalizers and condition types one CRD's stored objects carry, tallied object by
+    object (names and counts only: nothing of an object is kept)."""
+
+    def __init__(self) -> None:
+        self.checked = 0
+        self._finalizers: dict[str, list[str]] = {}
+        self._types: dict[str, list[str]] = {}
+        self._counts: dict[tuple[bool, str], int] = {}
+
+    def add(self, obj: Mapping[str, Any]) -> None:
+        self.checked += 1
+        meta = obj.get("metadata") or {}
+        holder = "/".join(str(p) for p in (meta.get("namespace"), meta.get("name")) if p)
+        conditions = (obj.get("status") or {}).get("conditions")
+        types = [c.get("type") for c in conditions or () if isinstance(c, Mapping)]
+        for is_finalizer, names, found in (
+            (True, self._finalizers, meta.get("finalizers") or ()),
+            (False, self._types, types),
+        ):
+            for key in {k for k in found if isinstance(k, str)}:
+                self._counts[is_finalizer, key] = self._counts.get((is_finalizer, key), 0) + 1
+                shown = names.setdefault(key, [])
+                if len(shown) < SHOWN_HOLDERS:
+                    shown.append(holder)
+
+    def carried(self, *, complete: bool, problem: str | None) -> Carried:
+        return Carried(
+            checked=self.checked,
+            complete=complete,
+            problem=problem,
+            finalizers={
+                k: Stored(self._counts[True, k], tuple(v)) for k, v in self._finalizers.items()
+            },
+            condition_types={
+                k: Stored(self._counts[False, k], tuple(v)) for k, v in self._types.items()
+            },
+        )
 
 
 class Gathered:

@@ -21,11 +21,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from upgrade_guard import engine, rules
 from upgrade_guard.apiserver import minors
-from upgrade_guard.counters import hook_checks
-from upgrade_guard.crd import Crd, Source
+from upgrade_guard.crd import Crd, Source, stamped_number
 from upgrade_guard.findings import ExitCode, Outcome
-from upgrade_guard.judging import Context, Release, judge
+from upgrade_guard.images import ImageTable
+from upgrade_guard.judging import Changes, Context, Release, judge
+from upgrade_guard.judging import run as run_checks
 from upgrade_guard.load.crds import check_at, costed_at, crds_from
 from upgrade_guard.load.documents import Document, LoadError
 from upgrade_guard.load.helm_record import (
@@ -52,16 +54,19 @@ from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
     SCHEMA_VERSION,
     Policy,
+    StoredState,
     canonical_number,
     controllers_of,
 )
 from upgrade_guard.rules import acceptance_unused
+from upgrade_guard.rules.kinds import HookCheck
 from upgrade_guard.subjects import Controller, HookSubject, RoleSubject, Stored, WrittenState
 
 if TYPE_CHECKING:
     from upgrade_guard.cluster.client import Api
 
 DEFAULT_EVIDENCE_LIMIT = 10_000
+_HOOK_CHECKS = rules.of_kind(HookCheck)
 _UNLISTED = (
     "this release's guard may not read the CRD, which Chart.yaml's upgrade-guard.io/crds does"
     " not list (a release older than the CRD lists none of them), and the release that added"
@@ -154,6 +159,39 @@ class Undecided:
     code: ExitCode = ExitCode.CLUSTER_UNREACHABLE
 
 
+def subject_for(
+    policy: Policy,
+    chart: Mapping[str, Crd],
+    given_counters: Mapping[str, str],
+    controller_images: Mapping[str, str],
+    image_table: ImageTable | None,
+) -> HookSubject:
+    """What the hook's checks compare before the cluster is read, with the policy's names for
+    what they read: the schema version's annotation, and the counters paired with the images
+    (``controller-state-version`` always). ``given_counters``: values by annotation (the
+    hook's --counter), else the value every chart CRD is stamped with."""
+    chart_counters: dict[str, int] = {}
+    for name, key in _counter_keys(policy).items():
+        if key in given_counters:
+            chart_counters[name] = int(given_counters[key])
+            continue
+        stamped = {stamped_number(crd, key) for crd in chart.values()}
+        if len(stamped) == 1 and None not in stamped:
+            chart_counters[name] = int(stamped.pop() or 0)
+    return HookSubject(
+        chart=chart,
+        chart_counters=chart_counters,
+        controller_images=controller_images,
+        image_table=image_table,
+        schema_key=policy.annotation(SCHEMA_VERSION),
+        controllers=policy.controllers,
+        paired=(
+            CONTROLLER_STATE_VERSION,
+            *(c.name for c in policy.counters if c.paired_with_image),
+        ),
+    )
+
+
 def run(request: Request, api: Api) -> Judged | Undecided:
     """Every check of the chart against the cluster, each read through ``api``."""
     from upgrade_guard.cluster.client import ClusterError
@@ -223,7 +261,7 @@ def run(request: Request, api: Api) -> Judged | Undecided:
         )
         # Compared, the stored objects the changes and the hook's checks need read, run and
         # judged once, the evidence put on the findings.
-        compared = hook_checks.compared_with_live(subject, chosen)
+        compared = compared_with_live(subject, chosen)
         release = Release.between(live_crds, chart, chosen.annotation(SCHEMA_VERSION))
         gathered = evidence.Gathered(
             compared, subject, cluster.server_version, strict=chosen.strict,
@@ -234,7 +272,7 @@ def run(request: Request, api: Api) -> Judged | Undecided:
         judged = replace(
             admin, kube_version=cluster.server_version, release=release, evidence=gathered
         )
-        outcome = judge(hook_checks.changes(subject, compared), chosen, judged)
+        outcome = judge(changes(subject, compared), chosen, judged)
         if note is not None:
             outcome = replace(outcome, facts=(*outcome.facts, ("note", note)))
     except ClusterError as error:
@@ -255,12 +293,30 @@ def _unread(prepared: Prepared, phase: str, checked: int, error: str) -> Judged 
     refuses (no schema compared, so no declared break or acceptance is used or unused), or
     nothing can be decided."""
     chosen = replace(prepared.policy, declared_breaks=())
-    paired = judge(hook_checks.changes(prepared.subject), chosen, prepared.admin)
+    paired = judge(changes(prepared.subject), chosen, prepared.admin)
     unused = acceptance_unused.RULE.code
     paired = replace(paired, findings=tuple(f for f in paired.findings if f.code != unused))
     if not paired.safe:
         return Judged(paired, phase, checked, unread=error)
     return Undecided(error)
+
+
+NOTHING_COMPARED = Changes(())
+
+
+def changes(subject: HookSubject, compared: Changes = NOTHING_COMPARED) -> Changes:
+    """What the hook's checks find in subject, with compared: the schema comparison of the
+    live CRDs with the chart's and the roles' (``compared_with_live``), made once however
+    often the hook's own checks run (again once the stored objects are tallied)."""
+    return replace(compared, raw=run_checks(_HOOK_CHECKS, subject) + compared.raw)
+
+
+def compared_with_live(subject: HookSubject, policy: Policy) -> Changes:
+    """The live CRDs against the chart's, and the roles of the release against the replaced
+    release's and the live ones."""
+    return engine.changes_between(subject.live, subject.chart, policy).merged(
+        engine.role_changes(subject.roles)
+    )
 
 
 def _operation(api: Api, release: RecordsAt | Rendered | None) -> Operation | None:
@@ -495,13 +551,13 @@ def _read_cluster(
 
     version = api.server_version()
     crds = _crds_of(api.get_crds(names))
-    written = hook_checks.live_state(crds, policy)
+    written = live_state(crds, policy)
     for location in policy.stored_state:
-        at = hook_checks.stored_state_version(location, crds)
+        at = stored_state_version(location, crds)
         if at is None:
             continue
         for holder, value in values_at(api, location.group, at, location.plural, location.path):
-            state = hook_checks.written_in(location, holder, value)
+            state = written_in(location, holder, value)
             if state is None:
                 raise ClusterError(
                     f"{location.resource} {holder}: {'.'.join(location.path)} is not a"
@@ -524,3 +580,28 @@ def _read_cluster(
     except LoadError as error:
         raise ClusterError(f"cannot read a live object: {error}") from None
     return _Cluster(version, crds, written, manifests)
+
+
+def stored_state_version(location: StoredState, live: Mapping[str, Crd]) -> str | None:
+    """The version to list location's objects at, or None when its CRD does not exist
+    (nothing stored)."""
+    if location.version is not None:
+        return location.version
+    crd = live.get(location.resource)
+    return None if crd is None else crd.storage_version
+
+
+def written_in(location: StoredState, holder: str, value: Any) -> WrittenState | None:
+    """The state version an object holds at location's path; None when the value is no
+    canonical positive decimal."""
+    number = canonical_number(value)
+    if number is None:
+        return None
+    return WrittenState(number, f"{location.resource} {holder} ({'.'.join(location.path)})")
+
+
+def live_state(live: Mapping[str, Crd], policy: Policy) -> list[WrittenState]:
+    """The controller-state versions stamped on the live CRDs."""
+    key = policy.annotation(CONTROLLER_STATE_VERSION)
+    found = ((name, stamped_number(crd, key)) for name, crd in sorted(live.items()))
+    return [WrittenState(v, f"CRD {name} ({key})") for name, v in found if v is not None]
