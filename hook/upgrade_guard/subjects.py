@@ -1,5 +1,6 @@
-"""What every check compares, typed: built by the layers above (the commands read,
-``counters`` and the engine make sense of the reads) and read by the rules. The schema
+"""What every check compares, typed, as plain data: built by the layers above (the commands
+and the hook's pipeline read, and with ``counters`` and the engine make sense of the reads)
+and read by the rules. The schema
 comparison's subjects (``CrdSets``, each ``CrdPair`` and ``VersionPair`` in them), the
 hook's, verify-history's and the roles'."""
 
@@ -112,6 +113,16 @@ def vocabulary(controller: Controller | None, crd: Crd | None) -> Vocabulary | N
     if controller is not None and controller.conditions is not None:
         return controller.conditions
     return schema_condition_types(crd)
+
+
+@dataclass(frozen=True)
+class Retired:
+    """What this release stopped handling on one live CRD's objects: finalizers (its
+    policy's retired ones, with their migration; those the replaced release's policy
+    declares and its own lacks, with none) and condition types."""
+
+    finalizers: tuple[RetiredFinalizer, ...] = ()
+    condition_types: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -246,6 +257,9 @@ class HookSubject:
     controllers: Mapping[str, Controller] = field(default_factory=dict)
     replaced_controllers: Mapping[str, Controller] = field(default_factory=dict)
     carried: Mapping[str, Carried] = field(default_factory=dict)
+    # What this release stopped handling on each live CRD's objects, for the CRDs where it
+    # stopped handling something (the objects the hook tallies as ``carried``).
+    retired: Mapping[str, Retired] = field(default_factory=dict)
     # The chart's webhook configurations that carry counters, the live ones of the same
     # names (by ``WebhookConfiguration.key``), and each counter's annotation.
     webhooks: Mapping[str, WebhookConfiguration] = field(default_factory=dict)
@@ -288,45 +302,6 @@ class HookSubject:
             f" here or not; to let exactly this through there too: `kubectl annotate crd {crd}"
             f" upgrade-guard.io/{acceptance}={value} --overwrite`",
         )
-
-    def retired_finalizers(self, name: str) -> tuple[RetiredFinalizer, ...]:
-        """The finalizers this release no longer handles on a CRD's objects: those its
-        policy retires, and those the replaced release's policy declares and its own, which
-        declares the CRD's controller, does not (no migration declared: empty)."""
-        controller = self.controllers.get(name)
-        if controller is None:
-            return ()
-        declared = {r.finalizer for r in controller.retired_finalizers}
-        before = self.replaced_controllers.get(name)
-        dropped = [
-            RetiredFinalizer(finalizer, "")
-            for finalizer in (before.finalizers if before else ())
-            if finalizer not in controller.finalizers and finalizer not in declared
-        ]
-        return (*controller.retired_finalizers, *dropped)
-
-    def retired_condition_types(self, name: str) -> set[str]:
-        """The condition types this release stopped declaring for a CRD: its policy's
-        breaks, and those the live CRD's enum allows, or the replaced release's policy
-        declares, that this release's vocabulary lacks."""
-        controller = self.controllers.get(name)
-        retired = controller.retired_types() if controller else set()
-        after = vocabulary(controller, self.chart.get(name))
-        for before in (
-            schema_condition_types(self.live.get(name)),
-            vocabulary(self.replaced_controllers.get(name), None),
-        ):
-            if before is not None and after is not None:
-                retired |= set(before) - set(after)
-        return retired
-
-    def to_read(self) -> list[str]:
-        """The live CRDs whose stored objects may carry what this release stopped handling."""
-        return [
-            name
-            for name in sorted(self.live)
-            if self.retired_finalizers(name) or self.retired_condition_types(name)
-        ]
 
 
 @dataclass(frozen=True)

@@ -55,15 +55,18 @@ def found(
     declared = [] if controller is None else [{"crd": NAME, **controller}]
     policy = parse_policy({"controllers": declared}, "policy.yaml")
     before = [] if replaced is None else [{"crd": NAME, **replaced}]
+    chart, live = {NAME: chart_crd}, {NAME: live_crd}
+    replaced_controllers = parse_policy({"controllers": before}, "record").controllers
     subject = HookSubject(
-        chart={NAME: chart_crd},
-        live={NAME: live_crd},
+        chart=chart,
+        live=live,
         controllers=policy.controllers,
         replaced="release c-3.0.0 (revision 1)",
-        replaced_controllers=parse_policy({"controllers": before}, "record").controllers,
+        replaced_controllers=replaced_controllers,
+        retired=evidence.stopped_handling(policy.controllers, replaced_controllers, chart, live),
     )
     carried = {}
-    for name in subject.to_read():
+    for name in subject.retired:
         tally = evidence.CarriedTally()
         for each in objects:
             tally.add(each)

@@ -268,7 +268,7 @@ def run(request: Request, api: Api) -> Judged | Undecided:
             evidence=request.evidence_limit > 0,
         )  # fmt: skip
         _gather(api, gathered, subject, request.evidence_limit)
-        subject = replace(subject, carried=gathered.carried)
+        subject = replace(subject, retired=gathered.retired, carried=gathered.carried)
         judged = replace(
             admin, kube_version=cluster.server_version, release=release, evidence=gathered
         )

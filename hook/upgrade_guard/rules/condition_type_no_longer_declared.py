@@ -25,7 +25,7 @@ from upgrade_guard.subjects import HookSubject
 
 def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
     for name, carried in sorted(subject.carried.items()):
-        for condition_type in sorted(subject.retired_condition_types(name)):
+        for condition_type in sorted(subject.retired[name].condition_types):
             holders = carried.condition_types.get(condition_type)
             if holders is None:
                 continue

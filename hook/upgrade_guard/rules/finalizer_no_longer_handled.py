@@ -27,7 +27,7 @@ from upgrade_guard.subjects import HookSubject
 
 def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
     for name, carried in sorted(subject.carried.items()):
-        for retired in subject.retired_finalizers(name):
+        for retired in subject.retired[name].finalizers:
             finalizer = retired.finalizer
             holders = carried.finalizers.get(finalizer)
             if holders is not None:
