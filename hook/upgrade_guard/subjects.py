@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property, partial
+from functools import cached_property
 from typing import Any
 
 from upgrade_guard.crd import (
-    CONTROLLER_STATE_VERSION,
     DEFAULT_ANNOTATION_PREFIX,
     SCHEMA_DIGEST,
     SCHEMA_VERSION,
@@ -21,7 +20,7 @@ from upgrade_guard.crd import (
     stamped_number,
 )
 from upgrade_guard.findings import Change
-from upgrade_guard.images import ImageTable, SlotPairing
+from upgrade_guard.images import SlotPairing
 from upgrade_guard.manifests import Role, WebhookConfiguration
 
 # The admission policy's acceptance of a CRD update to another schema: the digest it goes to.
@@ -227,19 +226,19 @@ class RoleSubject:
 @dataclass(frozen=True)
 class HookSubject:
     """The chart's CRDs and the live ones (both normalized as the digest sees them, so equal
-    specs mean equal digests; none before the cluster is read), the counters the chart
-    declares, each slot's image the release's values deploy with the chart's image table,
-    and the state written in the cluster. ``schema_key`` is the annotation of the schema
-    version and ``paired`` the counters paired with the images, as the policy names them."""
+    specs mean equal digests; none before the cluster is read), each CRD both have (``both``:
+    name, chart's, live), the counters the chart declares, each slot's image the release's
+    values deploy against the paired counters by the chart's image table (``pairings``), and
+    the state written in the cluster. ``schema_key`` is the annotation of the schema version,
+    as the policy names it. Plain data: the hook's pipeline makes each part once."""
 
     chart: Mapping[str, Crd] = field(default_factory=dict)
     live: Mapping[str, Crd] = field(default_factory=dict)
+    both: Sequence[tuple[str, Crd, Crd]] = ()
     chart_counters: Mapping[str, int] = field(default_factory=dict)
-    controller_images: Mapping[str, str] = field(default_factory=dict)
-    image_table: ImageTable | None = None
+    pairings: Sequence[SlotPairing] = ()
     written_state: Sequence[WrittenState] = ()
     schema_key: str = DEFAULT_ANNOTATION_PREFIX + SCHEMA_VERSION
-    paired: tuple[str, ...] = (CONTROLLER_STATE_VERSION,)
     # Under Helm, from its release records: the release this one replaces (described), whether
     # it ran the guard already, the CRDs it applied that this one does not (each with its live
     # object, None when gone) and the objects stored in each of those.
@@ -267,30 +266,6 @@ class HookSubject:
     counter_keys: Mapping[str, str] = field(default_factory=dict)
     # The operator's roles: this release's, the replaced release's and the live ClusterRoles.
     roles: RoleSubject = field(default_factory=lambda: RoleSubject({}))
-    # Read once, as the subject is made, for every check that reads them: each slot's image
-    # against the paired counters the chart declares, and each CRD the chart and the cluster
-    # both have (name, chart's, live).
-    pairings: list[SlotPairing] = field(init=False)
-    both: list[tuple[str, Crd, Crd]] = field(init=False)
-
-    def __post_init__(self) -> None:
-        fact = partial(object.__setattr__, self)
-        wanted = {n: v for n in self.paired if (v := self.chart_counters.get(n))}
-        table = self.image_table
-        images = sorted(self.controller_images.items())
-        fact(
-            "pairings",
-            [SlotPairing(s, i, table, wanted) for s, i in images]
-            if table is not None and wanted
-            else [],
-        )
-        fact(
-            "both",
-            [
-                (n, self.chart[n], self.live[n])
-                for n in sorted(self.chart.keys() & self.live.keys())
-            ],
-        )
 
     def policy_acceptance(self, crd: str, acceptance: str, value: str) -> tuple[str, ...]:
         """The note that the admission policy holds this too (when the release applied it):

@@ -203,7 +203,8 @@ SCHEMA = [
 )
 def test_schema_against_live(live_crd: Crd, chart_crd: Crd, codes: set[str]) -> None:
     chart, cluster = history.normalized({NAME: chart_crd}), history.normalized({NAME: live_crd})
-    found = judged(hook_run.changes(HookSubject(chart, cluster)))
+    both = hook_run.both_sides(chart, cluster)
+    found = judged(hook_run.changes(HookSubject(chart, cluster, both)))
     assert {f.code for f in found} == codes
     assert all(f.refuses == (f.code in {"UG603", "UG604"}) for f in found)
 
@@ -223,7 +224,8 @@ def test_the_admission_policys_own_acceptance_is_named_where_the_release_applied
     stamps = {k.removeprefix("upgrade-guard.io/"): v for k, v in chart_crd.annotations.items()}
     chart_crd = stamped(dict(chart_crd.raw), **stamps, **{"crd-schema-digest": digest})
     chart, cluster = history.normalized({NAME: chart_crd}), history.normalized({NAME: live_crd})
-    subject = HookSubject(chart, cluster, admission_policy=admission_policy)
+    both = hook_run.both_sides(chart, cluster)
+    subject = HookSubject(chart, cluster, both, admission_policy=admission_policy)
     [found] = judged(hook_run.changes(subject))
     assert found.code == code
     told = [n for n in found.notes if n.startswith("admission policy: ")]

@@ -239,8 +239,9 @@ def test_a_deletion_names_the_admission_policys_acceptance_where_the_release_app
 
 def test_a_first_adoption_is_reported_while_no_release_ran_the_guard() -> None:
     chart = {NAME: Crd(crd())}
-    first = HookSubject(chart=chart, live=chart)
+    both = hook_run.both_sides(chart, chart)
+    first = HookSubject(chart=chart, live=chart, both=both)
     codes = {p.rule.code for p in hook_run.changes(first).raw}
     assert "UG606" in codes
-    again = HookSubject(chart=chart, live=chart, adopted=True)
+    again = HookSubject(chart=chart, live=chart, both=both, adopted=True)
     assert "UG606" not in {p.rule.code for p in hook_run.changes(again).raw}

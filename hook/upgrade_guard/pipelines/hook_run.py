@@ -25,7 +25,7 @@ from upgrade_guard import engine, rules
 from upgrade_guard.apiserver import minors
 from upgrade_guard.crd import Crd, Source, stamped_number
 from upgrade_guard.findings import ExitCode, Outcome
-from upgrade_guard.images import ImageTable
+from upgrade_guard.images import ImageTable, SlotPairing
 from upgrade_guard.judging import Changes, Context, Release, judge
 from upgrade_guard.judging import run as run_checks
 from upgrade_guard.load.crds import check_at, costed_at, crds_from
@@ -166,10 +166,11 @@ def subject_for(
     controller_images: Mapping[str, str],
     image_table: ImageTable | None,
 ) -> HookSubject:
-    """What the hook's checks compare before the cluster is read, with the policy's names for
-    what they read: the schema version's annotation, and the counters paired with the images
-    (``controller-state-version`` always). ``given_counters``: values by annotation (the
-    hook's --counter), else the value every chart CRD is stamped with."""
+    """What the hook's checks compare before the cluster is read: the counters the chart
+    declares (``given_counters``: values by annotation, the hook's --counter; else the value
+    every chart CRD is stamped with), each slot's image against those the policy pairs with
+    the images (``controller-state-version`` always) by the image table, and the policy's
+    annotation of the schema version."""
     chart_counters: dict[str, int] = {}
     for name, key in _counter_keys(policy).items():
         if key in given_counters:
@@ -178,18 +179,25 @@ def subject_for(
         stamped = {stamped_number(crd, key) for crd in chart.values()}
         if len(stamped) == 1 and None not in stamped:
             chart_counters[name] = int(stamped.pop() or 0)
+    paired = (CONTROLLER_STATE_VERSION, *(c.name for c in policy.counters if c.paired_with_image))
+    wanted = {name: value for name in paired if (value := chart_counters.get(name))}
+    pairings = (
+        [SlotPairing(s, i, image_table, wanted) for s, i in sorted(controller_images.items())]
+        if image_table is not None and wanted
+        else []
+    )
     return HookSubject(
         chart=chart,
         chart_counters=chart_counters,
-        controller_images=controller_images,
-        image_table=image_table,
+        pairings=pairings,
         schema_key=policy.annotation(SCHEMA_VERSION),
         controllers=policy.controllers,
-        paired=(
-            CONTROLLER_STATE_VERSION,
-            *(c.name for c in policy.counters if c.paired_with_image),
-        ),
     )
+
+
+def both_sides(chart: Mapping[str, Crd], live: Mapping[str, Crd]) -> list[tuple[str, Crd, Crd]]:
+    """Each CRD the chart and the cluster both have: its name, the chart's, the live one."""
+    return [(name, chart[name], live[name]) for name in sorted(chart.keys() & live.keys())]
 
 
 def run(request: Request, api: Api) -> Judged | Undecided:
@@ -242,6 +250,7 @@ def run(request: Request, api: Api) -> Judged | Undecided:
             subject,
             chart=chart,
             live=live_crds,
+            both=both_sides(chart, live_crds),
             written_state=[*cluster.written_state, *_written_by(current)],
             replaced=described,
             adopted=not request.in_helm or _adopted(current),
