@@ -251,7 +251,11 @@ def run(request: Request, api: Api) -> Judged | Undecided:
             chart=chart,
             live=live_crds,
             both=both_sides(chart, live_crds),
-            written_state=[*cluster.written_state, *_written_by(current)],
+            written_state=[
+                *live_state(cluster.crds, chosen),
+                *cluster.stored_state,
+                *_written_by(current),
+            ],
             replaced=described,
             adopted=not request.in_helm or _adopted(current),
             admission_policy=replaced_manifests.admission_policy,
@@ -545,22 +549,22 @@ def live_wanted(
 class _Cluster:
     server_version: tuple[int, int]
     crds: dict[str, Crd]  # the chart's CRDs the cluster has, by name, normalized
-    written_state: list[WrittenState]
+    stored_state: list[WrittenState]  # the state stored objects hold at the policy's paths
     manifests: Manifests  # the live ClusterRoles and webhook configurations read
 
 
 def _read_cluster(
     api: Api, names: Iterable[str], objects: Mapping[str, list[str]], policy: Policy
 ) -> _Cluster:
-    """The server version, the named CRDs the cluster has, the state written in the
-    cluster, and the named live objects (``objects``: names by resource): read raw, made
-    sense of here."""
+    """The server version, the named CRDs the cluster has, the state stored objects hold
+    at the policy's ``stored-state`` paths, and the named live objects (``objects``: names
+    by resource): read raw, made sense of here."""
     from upgrade_guard.cluster.client import ClusterError
     from upgrade_guard.cluster.state import values_at
 
     version = api.server_version()
     crds = _crds_of(api.get_crds(names))
-    written = live_state(crds, policy)
+    written: list[WrittenState] = []
     for location in policy.stored_state:
         at = stored_state_version(location, crds)
         if at is None:
