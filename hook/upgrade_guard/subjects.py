@@ -1,8 +1,7 @@
-"""What every check compares, typed, as plain data: built by the layers above (the commands
-and the hook's pipeline read, and with ``counters`` and the engine make sense of the reads)
-and read by the rules. The schema
-comparison's subjects (``CrdSets``, each ``CrdPair`` and ``VersionPair`` in them), the
-hook's, verify-history's and the roles'."""
+"""What every check compares, typed: built by the layers above (the commands and the hook's
+pipeline read, and with ``counters`` and the engine make sense of the reads) and read by the
+rules. The schema comparison's subjects (``CrdSets``, each ``CrdPair`` and ``VersionPair`` in
+them), the hook's, verify-history's and the roles'."""
 
 from __future__ import annotations
 

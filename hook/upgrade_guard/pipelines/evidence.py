@@ -20,6 +20,10 @@ A finding the policy excuses (a declared break, an acceptance) stays excused: it
 wrote it without this cluster's objects; when objects confirm it, it says so, with the
 count and names. Objects that would fail their next write (UPDATE or /status) for a reason
 no finding names are counted too. Reports carry names and schema paths, never object values.
+
+The same listing serves the hook's checks of what objects carry: where this release stopped
+handling a finalizer or condition type on a live CRD (``stopped_handling``, made once here),
+its objects' finalizers and condition types are tallied (``CarriedTally``).
 """
 
 from __future__ import annotations
