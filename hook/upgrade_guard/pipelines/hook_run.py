@@ -200,6 +200,13 @@ def both_sides(chart: Mapping[str, Crd], live: Mapping[str, Crd]) -> list[tuple[
     return [(name, chart[name], live[name]) for name in sorted(chart.keys() & live.keys())]
 
 
+def live_state(live: Mapping[str, Crd], policy: Policy) -> list[WrittenState]:
+    """The controller-state versions stamped on the live CRDs."""
+    key = policy.annotation(CONTROLLER_STATE_VERSION)
+    found = ((name, stamped_number(crd, key)) for name, crd in sorted(live.items()))
+    return [WrittenState(v, f"CRD {name} ({key})") for name, v in found if v is not None]
+
+
 def run(request: Request, api: Api) -> Judged | Undecided:
     """Every check of the chart against the cluster, each read through ``api``."""
     from upgrade_guard.cluster.client import ClusterError
@@ -611,10 +618,3 @@ def written_in(location: StoredState, holder: str, value: Any) -> WrittenState |
     if number is None:
         return None
     return WrittenState(number, f"{location.resource} {holder} ({'.'.join(location.path)})")
-
-
-def live_state(live: Mapping[str, Crd], policy: Policy) -> list[WrittenState]:
-    """The controller-state versions stamped on the live CRDs."""
-    key = policy.annotation(CONTROLLER_STATE_VERSION)
-    found = ((name, stamped_number(crd, key)) for name, crd in sorted(live.items()))
-    return [WrittenState(v, f"CRD {name} ({key})") for name, v in found if v is not None]
