@@ -229,12 +229,10 @@ def _crd_removed_witnessed(item: Placed, subject: CrdSets) -> Placed:
     crd = subject.old.get(item.crd or "")
     if item.rule.code != crd_removed.RULE.code or crd is None:
         return item
-    at = crd.storage_version if crd.storage_version in crd.served_versions else None
-    at = at or next(iter(crd.served_versions), None)
-    stored = None if at is None else _minimal(crd, at)
-    if at is None or stored is None:
+    found = _stored_at_storage(crd)
+    if found is None:
         return item
-    return replace(item, change=replace(item.change, witness=witness.unreachable(at, stored)))
+    return replace(item, change=replace(item.change, witness=witness.unreachable(*found)))
 
 
 def _stored_removed_witnessed(old: Crd, change: Change) -> Change:
@@ -257,12 +255,19 @@ def _storage_moved_witnessed(old: Crd, change: Change) -> Change:
     moved_to = change.new if isinstance(change.new, str) else None
     if change.severity is not None or moved_to is None or moved_to in old.versions:
         return change
-    at = old.storage_version if old.storage_version in old.served_versions else None
-    at = at or next(iter(old.served_versions), None)
-    stored = None if at is None else _minimal(old, at)
-    if at is None or stored is None:
+    found = _stored_at_storage(old)
+    if found is None:
         return change
-    return replace(change, witness=witness.rollback_refused(at, stored, moved_to))
+    return replace(change, witness=witness.rollback_refused(*found, moved_to))
+
+
+def _stored_at_storage(crd: Crd) -> tuple[str, dict[str, object]] | None:
+    """The version an object is written at (the storage version where served, else the
+    first served one) and the minimal object there; None where there is none."""
+    at = crd.storage_version if crd.storage_version in crd.served_versions else None
+    at = at or next(iter(crd.served_versions), None)
+    stored = None if at is None else _minimal(crd, at)
+    return None if at is None or stored is None else (at, stored)
 
 
 def _minimal(crd: Crd, version: str) -> dict[str, object] | None:

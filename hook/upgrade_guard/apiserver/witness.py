@@ -217,18 +217,14 @@ class Builder:
             if self.new.create(body).refused:
                 continue
             written = self.new.read(body)
-            operations = [
-                (op["op"], op["path"])
-                for op in jsonpatch.make_patch(stored, written).patch
-                if _under(_pointer(op["path"]), where)
-            ]
-            if operations:
+            changed = _changes_under(stored, written, where)
+            if changed:
                 return Witness(
                     target.version,
                     "create",
                     copy.deepcopy(stored),
                     "reads back changed",
-                    "; ".join(f"{op} {path}" for op, path in operations),
+                    changed,
                     object=copy.deepcopy(body),
                     read_back=copy.deepcopy(written),
                 )
@@ -803,6 +799,16 @@ def _own(found: tuple[Violation, ...], where: list[str | int]) -> Violation | No
     return next((v for v in found if _under(values.steps(v.path), where)), None)
 
 
+def _changes_under(before: Any, after: Any, where: list[str | int]) -> str:
+    """The RFC 6902 operations from ``before`` to ``after`` at or below ``where``, as the
+    witness's message ("add /spec/a; remove /spec/b"); empty where nothing there changed."""
+    return "; ".join(
+        f"{op['op']} {op['path']}"
+        for op in jsonpatch.make_patch(before, after).patch
+        if _under(_pointer(op["path"]), where)
+    )
+
+
 def _under(steps: list[str | int], where: list[str | int]) -> bool:
     return steps[: len(where)] == where
 
@@ -1124,19 +1130,15 @@ def _kept(
     if stored is None or meant is None or builder.new.create(every).refused:
         return None
     read = builder.new.read(stored)
-    operations = [
-        (op["op"], op["path"])
-        for op in jsonpatch.make_patch(meant, read).patch
-        if _under(_pointer(op["path"]), where)
-    ]
-    if not operations:
+    changed = _changes_under(meant, read, where)
+    if not changed:
         return None
     return Witness(
         target.version,
         "apply",
         copy.deepcopy(stored),
         "reads back changed",
-        "; ".join(f"{op} {path}" for op, path in operations),
+        changed,
         object=copy.deepcopy(fewer),
         read_back=copy.deepcopy(read),
         applied=({"manager": APPLIERS[0], "object": copy.deepcopy(every)},),
