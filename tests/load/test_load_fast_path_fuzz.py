@@ -160,10 +160,12 @@ def _mutate(text: str, draw: Any) -> str:
     return "\n".join(lines)
 
 
+# Alone, and as read_documents runs it: a document it may not read read by libyaml alone.
+@pytest.mark.parametrize("one", [None, yaml_reader.read_one_faithfully], ids=["alone", "mixed"])
 @settings(max_examples=800, deadline=None, suppress_health_check=list(HealthCheck))
 @given(documents())
-def test_fast_path_reads_as_faithful_path(data: bytes) -> None:
-    fast = read_fast(data, yaml_scalars.MAX_DEPTH, yaml_scalars.plain_differs)
+def test_fast_path_reads_as_faithful_path(one: Any, data: bytes) -> None:
+    fast = read_fast(data, yaml_scalars.MAX_DEPTH, yaml_scalars.plain_differs, one)
     if fast is None:
         return
     try:
@@ -219,4 +221,27 @@ def test_both_paths_read_as_helm_does() -> None:
                 wrong.append(f"{path}: {difference}:\n{data.decode()}")
     assert not wrong, f"{len(wrong)} of {len(drawn)} read otherwise than helm:\n" + "\n".join(
         wrong[:5]
+    )
+
+
+def test_a_document_the_fast_path_may_not_read_is_read_alone_by_libyaml() -> None:
+    """A Deployment's quoted 'true' beside a plain true (cert-manager's) sends that document,
+    not the stream, to libyaml; a document libyaml refuses sends the whole stream."""
+    stream = b"a: 1\nb: [x]\n---\nc: 'true'\nd: true\ne: on\n---\nf: g\n"
+    faithful = list(yaml_reader.read_documents_faithful(stream))
+    assert read_fast(stream, yaml_scalars.MAX_DEPTH, yaml_scalars.plain_differs) is None
+    mixed = read_fast(
+        stream, yaml_scalars.MAX_DEPTH, yaml_scalars.plain_differs, yaml_reader.read_one_faithfully
+    )
+    read = [(1, {"a": 1, "b": ["x"]}), (4, {"c": "true", "d": True, "e": True}), (8, {"f": "g"})]
+    assert mixed == faithful == read
+    refused = stream + b"---\nh: 'true'\ni: on\nj: \"\\/\"\n"
+    assert (
+        read_fast(
+            refused,
+            yaml_scalars.MAX_DEPTH,
+            yaml_scalars.plain_differs,
+            yaml_reader.read_one_faithfully,
+        )
+        is None
     )

@@ -1,8 +1,11 @@
 """A fast path for yaml_reader: rapidyaml parses, emits JSON, orjson reads it back.
 
 rapidyaml follows YAML 1.2 and Kubernetes reads YAML 1.1 the go-yaml v2 way, so this path is
-only taken where the two provably read the same; for anything else ``read_fast`` returns None
-and the caller uses the faithful libyaml path. The reasoning:
+only taken where the two provably read the same. A document it may not read goes to the
+faithful libyaml path the caller gives, alone (a stream's documents share no anchor, and
+directives and ``...`` send the whole stream there); what the stream as a whole rules out,
+or a document libyaml refuses, makes ``read_fast`` return None, and the caller reads the
+whole stream the faithful way, whose error names the line. The reasoning:
 
 - Quoted and block scalars are strings in both. rapidyaml's JSON keeps them strings,
   except that it rewrites infinities and NaNs (even a plain ``inf``) as ``".inf"``,
@@ -43,7 +46,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -489,11 +492,18 @@ def _read_one(piece: bytes, max_depth: int, differs: Any) -> Any:
     )
 
 
-def read_fast(data: bytes | str, max_depth: int, differs: Any) -> list[tuple[int, Any]] | None:
+def read_fast(
+    data: bytes | str,
+    max_depth: int,
+    differs: Any,
+    faithful: Callable[[bytes], Any] | None = None,
+) -> list[tuple[int, Any]] | None:
     """(first line, value) per document, or None where the faithful path must read it.
 
     differs(text) tells whether Kubernetes reads the plain scalar text as anything but the
-    string text.
+    string text. faithful(document), where given, reads one document this path may not
+    (documents of a stream are read apart: no anchor, tag or directive reaches across);
+    where it fails, the stream is the faithful path's, whose message names its line.
     """
     if ryml is None:
         return None
@@ -532,7 +542,13 @@ def read_fast(data: bytes | str, max_depth: int, differs: Any) -> list[tuple[int
                 continue
             line += source.count(b"\n", counted, start + content.start())
             counted = start + content.start()
-            documents.append((line, _read_one(piece[body_at:], max_depth, differs)))
+            try:
+                value = _read_one(piece[body_at:], max_depth, differs)
+            except _Fallback:
+                if faithful is None:
+                    return None
+                value = faithful(piece[body_at:])
+            documents.append((line, value))
     except (_Fallback, RecursionError, ValueError, RuntimeError):
         return None
     except Exception as error:

@@ -31,16 +31,25 @@ from collections.abc import Iterator
 from typing import Any
 
 from upgrade_guard.load.fast_yaml import read_fast
-from upgrade_guard.load.yaml_scalars import MAX_DEPTH, plain_differs
+from upgrade_guard.load.yaml_scalars import MAX_DEPTH, YamlError, plain_differs
 
 
 def read_documents(data: bytes | str) -> Iterator[tuple[int, Any]]:
     """(first line, value) for each document of a YAML (or JSON) stream."""
-    fast = read_fast(data, MAX_DEPTH, plain_differs)
+    fast = read_fast(data, MAX_DEPTH, plain_differs, read_one_faithfully)
     if fast is not None:
         yield from fast
     else:
         yield from read_documents_faithful(data)
+
+
+def read_one_faithfully(document: bytes) -> Any:
+    """One document of a stream, which the fast path may not read (a Deployment's quoted
+    'true' beside a plain true), read the faithful way: the rest of the stream stays fast."""
+    read = [value for _, value in read_documents_faithful(document)]
+    if len(read) != 1:
+        raise YamlError("not one document")
+    return read[0]
 
 
 def read_documents_faithful(data: bytes | str) -> Iterator[tuple[int, Any]]:
