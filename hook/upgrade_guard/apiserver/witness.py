@@ -262,15 +262,14 @@ class Builder:
                     )
             if target.harm is Harm.REFUSED_ON_WRITE:
                 continue
-            read, patch = readback.coerce(written, self.new.schema)
-            operations = [op for op in readback.operations(patch) if _under(_pointer(op[1]), where)]
-            if operations:
+            read, changed = _read_back(written, self.new.schema, where)
+            if changed:
                 return Witness(
                     target.version,
                     "status",
                     copy.deepcopy(stored),
                     "reads back changed",
-                    "; ".join(f"{op} {path}" for op, path in operations),
+                    changed,
                     object=copy.deepcopy(written),
                     read_back=copy.deepcopy(read),
                 )
@@ -312,15 +311,14 @@ class Builder:
                 return Witness(version, "create", copy.deepcopy(stored), "refuses", _message(own))
         if target.harm is Harm.REFUSED_ON_WRITE:
             return None
-        read, patch = readback.coerce(stored, self.new.schema)
-        operations = [op for op in readback.operations(patch) if _under(_pointer(op[1]), where)]
-        if operations:
+        read, changed = _read_back(stored, self.new.schema, where)
+        if changed:
             return Witness(
                 version,
                 "read",
                 copy.deepcopy(stored),
                 "reads back changed",
-                "; ".join(f"{op} {path}" for op, path in operations),
+                changed,
                 read_back=copy.deepcopy(read),
             )
         return None
@@ -797,6 +795,16 @@ class _Unplaceable(Exception):
 def _own(found: tuple[Violation, ...], where: list[str | int]) -> Violation | None:
     """The first refusal at or below the change's place."""
     return next((v for v in found if _under(values.steps(v.path), where)), None)
+
+
+def _read_back(
+    stored: dict[str, Any], schema: values.Schema, where: list[str | int]
+) -> tuple[Any, str]:
+    """What a GET returns of ``stored`` under ``schema``, and its changes at or below
+    ``where`` as the witness's message; empty where nothing there changed."""
+    read, patch = readback.coerce(stored, schema)
+    under = [(op, path) for op, path in readback.operations(patch) if _under(_pointer(path), where)]
+    return read, "; ".join(f"{op} {path}" for op, path in under)
 
 
 def _changes_under(before: Any, after: Any, where: list[str | int]) -> str:
