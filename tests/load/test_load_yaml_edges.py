@@ -8,6 +8,7 @@ sigs.k8s.io/yaml + go-yaml v2) agrees with the table, so the table is not our ow
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -163,6 +164,18 @@ TABLE: list[tuple[str, Any]] = [
     # plain multi-line and block scalars
     ("v: a\n  on\n", _v("a on")),
     ("v: |\n  on\n", _v("on\n")),
+    # a block scalar that ends the stream without a line break keeps none
+    ("v: |\n  x", _v("x")),
+    ("v: |\n\n  010\n  on", _v("\n010\non")),
+    ("v: >\n  a\n  b", _v("a b")),
+    ("v: |+\n  x", _v("x")),
+    ("v: |-\n  x\n", _v("x")),
+    # keys: a repeated key's last value; keys that differ as YAML but not as JSON below
+    ("m: {a: 1, a: 2}\n", {"m": {"a": 2}}),
+    ('m: {1.0: a, "2": b}\n', {"m": {"1": "a", "2": "b"}}),
+    # a tag in flow context: go-yaml v2 reads "," on into it
+    ("v: [!x a, b]\n", _v(["a", "b"])),
+    ("v: [!x,a]\n", ERROR),
     ("v: >-\n  010\n", _v("010")),
     # lines of a block scalar's text that start as libyaml refuses a plain scalar to
     ("v: |\n  `x` y\n  @z: 1\n", _v("`x` y\n@z: 1\n")),
@@ -226,3 +239,36 @@ def test_table_is_what_helm_reads() -> None:
         elif difference := first_difference(expected, got):
             wrong.append(f"{text!r}: {difference}")
     assert not wrong, "\n".join(wrong)
+
+
+# What Kubernetes reads otherwise than libyaml, or either way, which we refuse (failing closed),
+# with every reading helm gives: keys that become one JSON key (sigs.k8s.io/yaml writes them
+# in Go's random map order), and a tag running into "," in flow context (go-yaml v2 reads it
+# into the tag, libyaml ends the tag there).
+REFUSED: list[tuple[str, list[Any]]] = [
+    ('m: {1.0: a, "1": b}\n', [{"m": {"1": "a"}}, {"m": {"1": "b"}}]),
+    ('m: {1: a, "1": b}\n', [{"m": {"1": "a"}}, {"m": {"1": "b"}}]),
+    ('m: {true: a, "true": b}\n', [{"m": {"true": "a"}}, {"m": {"true": "b"}}]),
+    ('v: [!!str 010, !x, "-inf"]\n', [_v(["010", "-inf"])]),
+]
+
+
+@pytest.mark.parametrize(("text", "readings"), REFUSED, ids=[t for t, _ in REFUSED])
+def test_what_kubernetes_reads_otherwise_than_libyaml_is_refused(
+    text: str, readings: list[Any]
+) -> None:
+    assert _ours(text) is ERROR
+
+
+@pytest.mark.cluster
+def test_refused_rows_are_what_helm_reads() -> None:
+    """helm gives each refused row's readings, and only those, over 24 reads (where it
+    reads one or the other from run to run, all 24 alike has odds 2**-23)."""
+    helm = require_helm()
+    reads = {
+        f"{row} {n}": text.encode() for row, (text, _) in enumerate(REFUSED) for n in range(24)
+    }
+    theirs = read_with_helm(helm, reads)
+    for row, (text, readings) in enumerate(REFUSED):
+        got = {json.dumps(theirs[f"{row} {n}"], sort_keys=True) for n in range(24)}
+        assert got == {json.dumps(reading, sort_keys=True) for reading in readings}, text

@@ -420,6 +420,10 @@ def _quoted_scalar_for_libyaml(source: bytes) -> bool:
 
 
 def _read_one(piece: bytes, max_depth: int, differs: Any) -> Any:
+    # A block scalar the stream ends in without a line break: rapidyaml ends its value with
+    # one where "|" or ">" keeps its final line break, go-yaml and libyaml do not.
+    if not piece.endswith(b"\n") and (b"|" in piece or b">" in piece):
+        raise _Fallback
     with _quiet_stderr():
         tree = ryml.parse_in_arena(piece)
     if not tree.is_map(tree.root_id()):

@@ -30,6 +30,7 @@ _PLAIN = "tag:upgrade-guard,2026:plain"
 _FIRST = "+-0123456789.yYnNtTfFoO~<"
 _INT64_MIN, _INT64_END = -(2**63), 2**63
 _ESCAPE = re.compile(r"\\(.)", re.DOTALL)
+_TAG_RUNS_ON = frozenset(",[]")  # what go-yaml v2 scans into a tag and libyaml, in flow, not
 
 
 class _Resolver(yaml.resolver.BaseResolver):
@@ -195,6 +196,7 @@ class _Builder:
                 size += count
         else:
             result = {}
+            typed: dict[str, tuple[type, Any]] = {}  # each key's YAML value, by its JSON key
             for key_node, value_node in node.value:
                 value, count = self._value(value_node)
                 size += count
@@ -207,7 +209,16 @@ class _Builder:
                     continue
                 _check_value(value, value_node)
                 key, _ = self._value(key_node)
-                result[_key(key, key_node)] = value
+                name = _key(key, key_node)
+                # go-yaml v2 keeps 1, 1.0 and "1" as three keys of one map, which
+                # sigs.k8s.io/yaml then writes to the one JSON key "1" in Go's random map
+                # order: Kubernetes reads either value.
+                if typed.setdefault(name, (type(key), key)) != (type(key), key):
+                    raise YamlError(
+                        f"{_where(key_node)}: this key and an earlier one of its mapping both"
+                        f' become "{name}" in JSON, and Kubernetes keeps either value'
+                    )
+                result[name] = value
         if size > MAX_EXPANDED_NODES:
             raise YamlError(
                 f"{_where(node)}: aliases expand to more than {MAX_EXPANDED_NODES} nodes"
@@ -243,19 +254,26 @@ def describe(error: yaml.YAMLError, first_line: int = 0) -> str:
     return str(error).splitlines()[0]
 
 
-def _refuse_escaped_slash(data: bytes | str) -> None:
-    """go-yaml v2 refuses the escape "\\/" in a double-quoted scalar; libyaml reads "/"."""
+def _refuse_what_go_yaml_reads_otherwise(data: bytes | str) -> None:
+    """go-yaml v2 refuses the escape "\\/" in a double-quoted scalar, where libyaml reads
+    "/"; and it reads "," "[" "]" right after a tag into the tag, in flow context too, where
+    libyaml ends the tag (``[!x,a]``: go-yaml's tag "!x,a", or its error)."""
     if isinstance(data, bytes):
         bom16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))
         text = data.decode("utf-16" if bom16 else "utf-8-sig")
     else:
         text = data
-    if "\\/" not in text:
+    if "\\/" not in text and "!" not in text:
         return
     scanner = CParser(data)
     try:
         while scanner.check_token():
             token = scanner.get_token()
+            if (
+                isinstance(token, yaml.TagToken)
+                and text[token.end_mark.index : token.end_mark.index + 1] in _TAG_RUNS_ON
+            ):
+                raise YamlError(f"{_where(token)}: a tag ends where go-yaml v2 reads on into it")
             if not isinstance(token, yaml.ScalarToken) or token.style != '"':
                 continue
             raw = text[token.start_mark.index : token.end_mark.index]
@@ -271,7 +289,7 @@ def _refuse_escaped_slash(data: bytes | str) -> None:
 
 def read_documents(data: bytes | str) -> Iterator[tuple[int, Any]]:
     """(first line, value) for each document of a YAML stream, read by libyaml."""
-    _refuse_escaped_slash(data)
+    _refuse_what_go_yaml_reads_otherwise(data)
     loader = _Loader(data)
     try:
         while loader.check_node():
