@@ -46,7 +46,7 @@ _KNOWN = re.compile(r"known values are \(([^)]*)\)")
 
 def condition_type_node(crd: Crd) -> Mapping[str, Any] | None:
     version = crd.storage_version
-    node: Any = crd.schema_of(version) if version else None
+    node: Any = crd.schemas[version] if version else None
     for step in ("status", "conditions", None, "type"):
         if not isinstance(node, Mapping):
             return None

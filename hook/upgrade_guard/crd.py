@@ -39,7 +39,12 @@ class Crd:
     name: str = field(init=False)
     spec: Mapping[str, Any] = field(init=False)
     names: Mapping[str, Any] = field(init=False)
+    group: str = field(init=False)
+    kind: str = field(init=False)
+    plural: str = field(init=False)
     versions: dict[str, Mapping[str, Any]] = field(init=False)
+    # Each version's openAPIV3Schema ({} where it declares none).
+    schemas: dict[str, Mapping[str, Any]] = field(init=False)
     served_versions: list[str] = field(init=False)
     storage_version: str | None = field(init=False)
     # Versions objects may be stored at: status.storedVersions plus the storage version. The
@@ -47,6 +52,8 @@ class Crd:
     # and never removes entries, so the storage version is always among them even when the
     # file read carries no status.
     stored_versions: list[str] = field(init=False)
+    # The versions whose schema applied to objects: served ones, and those stored at.
+    reached_versions: frozenset[str] = field(init=False)
     conversion_strategy: str = field(init=False)
     annotations: Mapping[str, Any] = field(init=False)
 
@@ -55,30 +62,36 @@ class Crd:
         fact("name", str(self.raw["metadata"]["name"]))
         spec = self.raw["spec"]
         fact("spec", spec)
-        fact("names", spec.get("names") or {})
+        names = spec.get("names") or {}
+        fact("names", names)
+        fact("group", str(spec.get("group") or ""))
+        fact("kind", str(names.get("kind") or ""))
+        fact("plural", str(names.get("plural") or ""))
         versions = {str(version["name"]): version for version in spec.get("versions") or []}
         fact("versions", versions)
+        fact("schemas", {name: _schema_in(version) for name, version in versions.items()})
         fact("served_versions", [name for name, v in versions.items() if v.get("served")])
         storage = next((name for name, v in versions.items() if v.get("storage")), None)
         fact("storage_version", storage)
         status = self.raw.get("status") or {}
         stored = [str(name) for name in status.get("storedVersions") or []]
-        fact(
-            "stored_versions",
-            stored + [storage] if storage is not None and storage not in stored else stored,
-        )
+        if storage is not None and storage not in stored:
+            stored.append(storage)
+        fact("stored_versions", stored)
+        fact("reached_versions", frozenset((*self.served_versions, *stored)))
         conversion = spec.get("conversion") or {}
         fact("conversion_strategy", str(conversion.get("strategy") or "None"))
         fact("annotations", annotations_in(self.raw))
 
-    def schema_of(self, version: str) -> Mapping[str, Any]:
-        validation = self.versions[version].get("schema") or {}
-        root: Mapping[str, Any] = validation.get("openAPIV3Schema") or {}
-        return root
-
     @property
     def head(self) -> CrdHead:
         return CrdHead(self.name, self.source, self.annotations)
+
+
+def _schema_in(version: Mapping[str, Any]) -> Mapping[str, Any]:
+    validation = version.get("schema") or {}
+    root: Mapping[str, Any] = validation.get("openAPIV3Schema") or {}
+    return root
 
 
 @dataclass(frozen=True)
@@ -113,9 +126,3 @@ def annotations_in(raw: Mapping[str, Any]) -> Mapping[str, Any]:
     metadata = raw.get("metadata") or {}
     annotations = metadata.get("annotations") if isinstance(metadata, Mapping) else None
     return annotations if isinstance(annotations, Mapping) else {}
-
-
-def stamped_number(crd: Carrier, key: str) -> int | None:
-    """The canonical positive decimal annotation key carries as a string, else None."""
-    value = crd.annotations.get(key)
-    return canonical_number(value) if isinstance(value, str) else None

@@ -38,7 +38,7 @@ from upgrade_guard.rules.kinds import (
     Rule,
     VersionRule,
 )
-from upgrade_guard.subjects import CrdPair, CrdSets, RoleSubject, reached_versions
+from upgrade_guard.subjects import CrdPair, CrdSets, RoleSubject
 
 _SET_CHECKS = rules.of_kind(CrdSetCheck)
 _CRD_RULES = rules.of_kind(CrdRule)
@@ -78,25 +78,21 @@ def changes_between(
 ) -> Changes:
     """The changes for the names given (every name of either set by default). Of the policy
     only ``storage_version_only`` counts here, which scoping it to a release keeps."""
-    given = sorted(old.keys() | new.keys() if names is None else names)
-    return changes(CrdSets(old, new, tuple(given), policy.storage_version_only))
+    return changes(CrdSets.of(old, new, policy.storage_version_only, names))
 
 
 def changes(subject: CrdSets) -> Changes:
     """What the rules find between the two CRD sets, by CRD name."""
-    raw: list[Placed] = [
-        _crd_removed_witnessed(item, subject) for item in run(_SET_CHECKS, subject)
-    ]
-    compared = 0
+    raw: list[Placed] = []
     unchanged: set[str] = set()
-    for pair in subject.pairs():
-        compared += 1
+    for pair in subject.pairs:
         if pair.old.spec == pair.new.spec:
             unchanged.add(pair.new.name)
         raw.extend(_pair_changes(pair))
+    raw.extend(_crd_removed_witnessed(item, subject) for item in run(_SET_CHECKS, subject))
     raw.sort(key=lambda item: item.crd or "")  # stable: each CRD's changes in rule order
     changed = frozenset(subject.names) - unchanged
-    return Changes(tuple(raw), compared, frozenset(unchanged), changed)
+    return Changes(tuple(raw), len(subject.pairs), frozenset(unchanged), changed)
 
 
 def role_changes(subject: RoleSubject) -> Changes:
@@ -135,7 +131,7 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
         yield from _raw(crd_rule, new.name, None, None, compared)
     in_spec = unclassified_change.in_spec(pair, _HANDLED_SPEC_FIELDS)
     yield from _raw(unclassified_change.RULE, new.name, None, None, in_spec)
-    for version in pair.versions():
+    for version in pair.versions:
         for version_rule in _VERSION_RULES:
             yield from _raw(
                 version_rule, new.name, version.name, None, version_rule.compare(version)
@@ -143,7 +139,7 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
         in_version = unclassified_change.in_version(version, _HANDLED_VERSION_FIELDS)
         yield from _raw(unclassified_change.RULE, new.name, version.name, None, in_version)
         status = "status" in (version.new.get("subresources") or {})
-        old_schema, new_schema = old.schema_of(version.name), new.schema_of(version.name)
+        old_schema, new_schema = old.schemas[version.name], new.schemas[version.name]
         builder: witness.Builder | None = None
         for found in schema_changes(old_schema, new_schema):
             change = found.change
@@ -156,7 +152,8 @@ def _pair_changes(pair: CrdPair) -> Iterator[Placed]:
                     old_schema, new_schema, minors.NEWEST, _stored_as(old, version.name)
                 )
                 target = witness.Target(
-                    *_group_kind(new),
+                    new.group,
+                    new.kind,
                     version.name,
                     found.path,
                     found.rule.code,
@@ -199,14 +196,10 @@ def _applied(
 ) -> Witness | None:
     change = found.change
     target = witness.Target(
-        *_group_kind(new), version, found.path, found.rule.code, change.old, change.new,
+        new.group, new.kind, version, found.path, found.rule.code, change.old, change.new,
         found.rule.harm, status,
     )  # fmt: skip
     return witness.applied(builder, target)
-
-
-def _group_kind(crd: Crd) -> tuple[str, str]:
-    return str(crd.spec.get("group") or ""), str(crd.names.get("kind") or "")
 
 
 def _said(change: Change) -> tuple[object, object]:
@@ -271,8 +264,7 @@ def _stored_at_storage(crd: Crd) -> tuple[str, dict[str, object]] | None:
 
 
 def _minimal(crd: Crd, version: str) -> dict[str, object] | None:
-    group, kind = _group_kind(crd)
-    return witness.minimal(crd.schema_of(version), group, kind, version, minors.NEWEST)
+    return witness.minimal(crd.schemas[version], crd.group, crd.kind, version, minors.NEWEST)
 
 
 def _checked_by_status_writes(found: SchemaChange) -> bool:
@@ -363,10 +355,10 @@ _ALWAYS_WRITTEN = frozenset({("spec",), ("status",)})
 def _served_pair_changes(old: Crd, new: Crd) -> Iterator[Placed]:
     """Disagreements between served versions of the new CRD that the old CRD did not have."""
     for first, second in combinations(new.served_versions, 2):
-        new_pair = (new.schema_of(first), new.schema_of(second))
+        new_pair = (new.schemas[first], new.schemas[second])
         old_pair = None
-        if {first, second} <= reached_versions(old):
-            old_pair = (old.schema_of(first), old.schema_of(second))
+        if {first, second} <= old.reached_versions:
+            old_pair = (old.schemas[first], old.schemas[second])
         # Where both pairs hold the very same subtrees (what the two sides of a diff share),
         # they disagree alike: neither walk looks there.
         forth, back = _changes_both_ways(*new_pair, old_pair)
@@ -401,16 +393,16 @@ def _disagreements(
             made = None
             if first in old.served_versions:
                 builder = builder or witness.Builder(
-                    old.schema_of(first),
-                    new.schema_of(second),
+                    old.schemas[first],
+                    new.schemas[second],
                     minors.NEWEST,
                     _stored_as(old, first),
                 )
                 made = _read_at(builder, new, first, second, item, old.storage_version)
             if made is None:
                 after = after or witness.Builder(
-                    new.schema_of(first),
-                    new.schema_of(second),
+                    new.schemas[first],
+                    new.schemas[second],
                     minors.NEWEST,
                     _stored_as(new, first),
                 )
@@ -430,7 +422,7 @@ def _written_after_upgrade(
     if made is None:
         return None
     if {first, second} <= set(old.served_versions) and witness.shown_by(
-        made, old.schema_of(first), old.schema_of(second), minors.NEWEST, _stored_as(old, first)
+        made, old.schemas[first], old.schemas[second], minors.NEWEST, _stored_as(old, first)
     ):
         return None
     return replace(made, stored_under="new")
@@ -441,7 +433,7 @@ def _stored_as(crd: Crd, version: str) -> schema.Node | None:
     storage = crd.storage_version
     if storage is None or storage == version:
         return None
-    return crd.schema_of(storage)
+    return crd.schemas[storage]
 
 
 def _read_at(
@@ -455,29 +447,22 @@ def _read_at(
     """UG110's witness: an object written at ``first`` (kept in etcd as ``kept_as``, the
     storage version then), which the new CRD refuses or reads back changed at ``second``
     (conversion None rewrites only its apiVersion)."""
-    subresources = _version_entry(new, second).get("subresources")
+    subresources = new.versions[second].get("subresources")
     status = isinstance(subresources, Mapping) and "status" in subresources
-    group, kind = _group_kind(new)
     target = witness.Target(
-        group, kind, first, item.path, item.rule.code, *_said(item.change), item.rule.harm, status
-    )
+        new.group, new.kind, first, item.path, item.rule.code, *_said(item.change),
+        item.rule.harm, status,
+    )  # fmt: skip
     found = builder.witness(target)
-    kept = new.schema_of(kept_as) if kept_as in new.versions else None
+    kept = new.schemas[kept_as] if kept_as in new.versions else None
     if found is not None:
-        found = witness.read_at_another_version(found, new.schema_of(second), kept)
+        found = witness.read_at_another_version(found, new.schemas[second], kept)
     if found is None:
         return None
-    at = f"{group}/{second}"
+    at = f"{new.group}/{second}"
     return replace(
         found,
         read_version=second,
         object=None if found.object is None else {**found.object, "apiVersion": at},
         read_back=None if found.read_back is None else {**found.read_back, "apiVersion": at},
     )
-
-
-def _version_entry(crd: Crd, name: str) -> Mapping[str, object]:
-    for entry in crd.spec.get("versions") or []:
-        if isinstance(entry, Mapping) and entry.get("name") == name:
-            return entry
-    return {}

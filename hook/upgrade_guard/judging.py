@@ -11,19 +11,18 @@ the order of the report.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from upgrade_guard import schema
 from upgrade_guard.apiserver import minors
-from upgrade_guard.crd import Carrier
 from upgrade_guard.findings import Change, Finding, Outcome, Severity
 from upgrade_guard.json_schema import did_you_mean
 from upgrade_guard.policy import DEFAULT_POLICY, DeclaredBreak, Policy, glob_pattern
 from upgrade_guard.rules import acceptance_unused, declared_break_unused, validation_rule_added
 from upgrade_guard.rules.kinds import Rule, Subject, SubjectCheck
-from upgrade_guard.subjects import stamped
+from upgrade_guard.subjects import Release
 
 RATCHETING_SINCE = (1, 30)
 # The CRD rules (the schema comparison's): their errors carry a witness, or are unproven.
@@ -84,33 +83,6 @@ class Changes:
         return any(pattern.match(name) for name in self.unchanged) and not any(
             pattern.match(name) for name in self.changed
         )
-
-
-@dataclass(frozen=True)
-class Release:
-    """The schema versions a comparison of stamped CRD sets goes between (the highest each
-    side is stamped with; None for a side without one)."""
-
-    before: int | None
-    after: int | None
-
-    @classmethod
-    def between(cls, old: Mapping[str, Carrier], new: Mapping[str, Carrier], key: str) -> Release:
-        """The release a comparison of two CRD sets (diff, the hook) goes between: the highest
-        schema version (annotation ``key``) each side is stamped with."""
-        return cls(stamped(old, key).value, stamped(new, key).value)
-
-    def ships(self, declared: DeclaredBreak) -> bool:
-        """Whether the break ships with this release: schema-version in (before, after]."""
-        version = declared.schema_version
-        return version is not None and (self.before or 0) < version <= (self.after or 0)
-
-    def why_not(self) -> str:
-        if self.after is None:
-            return "the new CRDs carry no schema version (run upgrade-guard stamp)"
-        if self.before is not None and self.after <= self.before:
-            return f"the schema version does not rise ({self.before} -> {self.after})"
-        return f"this release goes from schema version {self.before or 0} to {self.after}"
 
 
 ACCEPTED = "ACCEPTED by the cluster admin"
@@ -276,7 +248,9 @@ def _declared_breaks(
     if release is None:
         return policy.declared_breaks, ()
     active = tuple(
-        b for b in policy.declared_breaks if b.schema_version is None or release.ships(b)
+        b
+        for b in policy.declared_breaks
+        if b.schema_version is None or release.ships(b.schema_version)
     )
     return active, tuple(b for b in policy.declared_breaks if b not in active)
 

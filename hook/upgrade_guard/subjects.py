@@ -5,7 +5,7 @@ them), the hook's, verify-history's and the roles'."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -16,7 +16,7 @@ from upgrade_guard.crd import (
     SCHEMA_VERSION,
     Carrier,
     Crd,
-    stamped_number,
+    canonical_number,
 )
 from upgrade_guard.findings import Change
 from upgrade_guard.images import SlotPairing
@@ -25,6 +25,12 @@ from upgrade_guard.manifests import Role, WebhookConfiguration
 # The admission policy's acceptance of a CRD update to another schema: the digest it goes to.
 ACCEPT_SCHEMA = "accept-schema-digest"
 POLICY_NOTE = "admission policy: "  # how a finding's note on it begins
+
+
+def stamped_number(crd: Carrier, key: str) -> int | None:
+    """The canonical positive decimal annotation key carries as a string, else None."""
+    value = crd.annotations.get(key)
+    return canonical_number(value) if isinstance(value, str) else None
 
 
 def digest_of(crd: Carrier) -> str:
@@ -97,7 +103,7 @@ def schema_condition_types(crd: Crd | None) -> Vocabulary | None:
     version = crd.storage_version if crd is not None else None
     if crd is None or version is None:
         return None
-    node: Any = crd.schema_of(version)
+    node: Any = crd.schemas[version]
     for step in ("status", "conditions", None, "type"):
         node = node.get("items") if step is None else (node.get("properties") or {}).get(step)
         if not isinstance(node, Mapping):
@@ -121,6 +127,39 @@ class Retired:
 
     finalizers: tuple[RetiredFinalizer, ...] = ()
     condition_types: frozenset[str] = frozenset()
+
+
+def stopped_handling(
+    controllers: Mapping[str, Controller],
+    replaced_controllers: Mapping[str, Controller],
+    chart: Mapping[str, Crd],
+    live: Mapping[str, Crd],
+) -> dict[str, Retired]:
+    """What this release stopped handling on each live CRD's objects, where it stopped
+    handling something: the finalizers its policy retires and those the replaced release's
+    policy declares that its own, which declares the CRD's controller, lacks; the condition
+    types its policy breaks and those the live CRD's enum allows, or the replaced release's
+    policy declares, that its vocabulary lacks."""
+    retired: dict[str, Retired] = {}
+    for name in sorted(live):
+        controller, before = controllers.get(name), replaced_controllers.get(name)
+        finalizers: tuple[RetiredFinalizer, ...] = ()
+        if controller is not None:
+            declared = {r.finalizer for r in controller.retired_finalizers}
+            dropped = [
+                RetiredFinalizer(finalizer, "")
+                for finalizer in (before.finalizers if before else ())
+                if finalizer not in controller.finalizers and finalizer not in declared
+            ]
+            finalizers = (*controller.retired_finalizers, *dropped)
+        types = controller.retired_types() if controller else set()
+        after = vocabulary(controller, chart.get(name))
+        for was in (schema_condition_types(live[name]), vocabulary(before, None)):
+            if was is not None and after is not None:
+                types |= set(was) - set(after)
+        if finalizers or types:
+            retired[name] = Retired(finalizers, frozenset(types))
+    return retired
 
 
 @dataclass(frozen=True)
@@ -156,33 +195,32 @@ class VersionPair:
     new: Mapping[str, Any]
 
 
-def reached_versions(crd: Crd) -> set[str]:
-    """The versions whose schema applied to objects: served ones, and those stored at."""
-    return {*crd.served_versions, *crd.stored_versions}
-
-
 @dataclass(frozen=True)
 class CrdPair:
     """One CRD on both sides of a schema comparison; ``storage_version_only``: the policy
-    compares the storage versions only (``versions: storage``)."""
+    compares the storage versions only (``versions: storage``).
+
+    ``versions``: the versions whose old schema reached objects or clients (served, or
+    objects stored at it: read with it) and whose new one will. A version the old CRD
+    neither served nor stored validated nothing: what its new schema does to objects written
+    through the other versions is what served versions disagree on (UG110)."""
 
     old: Crd
     new: Crd
     storage_version_only: bool = False
+    versions: tuple[VersionPair, ...] = field(init=False)
 
-    def versions(self) -> Iterator[VersionPair]:
-        """The versions whose old schema reached objects or clients (served, or objects stored
-        at it: read with it) and whose new one will. A version the old CRD neither served nor
-        stored validated nothing: what its new schema does to objects written through the
-        other versions is what served versions disagree on (UG110)."""
+    def __post_init__(self) -> None:
         old, new = self.old, self.new
         wanted = {old.storage_version, new.storage_version}
         if not self.storage_version_only:
             wanted.update(new.served_versions)
-        reached = reached_versions(old)
-        for name, entry in new.versions.items():
-            if name in old.versions and name in wanted and name in reached:
-                yield VersionPair(new.name, name, old.versions[name], entry)
+        compared = tuple(
+            VersionPair(new.name, name, old.versions[name], entry)
+            for name, entry in new.versions.items()
+            if name in old.versions and name in wanted and name in old.reached_versions
+        )
+        object.__setattr__(self, "versions", compared)
 
 
 @dataclass(frozen=True)
@@ -190,23 +228,38 @@ class CrdSets:
     """What the schema comparison compares (diff; the hook: the live CRDs against the
     chart's; verify-history: the baseline's against the candidate's): the old and the new
     CRDs by name, and the names compared, in order (every name of either side, or a share of
-    them)."""
+    them); of those, the ones only the old side has (``removed``) and each CRD both sides
+    have (``pairs``)."""
 
     old: Mapping[str, Crd]
     new: Mapping[str, Crd]
     names: tuple[str, ...]
     storage_version_only: bool = False
+    removed: tuple[str, ...] = field(init=False)
+    pairs: tuple[CrdPair, ...] = field(init=False)
 
-    def removed(self) -> Iterator[str]:
-        """The names the old side has and the new one does not."""
-        return (name for name in self.names if name in self.old and name not in self.new)
+    def __post_init__(self) -> None:
+        old, new = self.old, self.new
+        removed = tuple(name for name in self.names if name in old and name not in new)
+        object.__setattr__(self, "removed", removed)
+        pairs = tuple(
+            CrdPair(old[name], new[name], self.storage_version_only)
+            for name in self.names
+            if name in old and name in new
+        )
+        object.__setattr__(self, "pairs", pairs)
 
-    def pairs(self) -> Iterator[CrdPair]:
-        """Each CRD both sides have."""
-        for name in self.names:
-            old, new = self.old.get(name), self.new.get(name)
-            if old is not None and new is not None:
-                yield CrdPair(old, new, self.storage_version_only)
+    @classmethod
+    def of(
+        cls,
+        old: Mapping[str, Crd],
+        new: Mapping[str, Crd],
+        storage_version_only: bool = False,
+        names: Iterable[str] | None = None,
+    ) -> CrdSets:
+        """The sets compared for the names given (every name of either side by default)."""
+        given = sorted(old.keys() | new.keys() if names is None else names)
+        return cls(old, new, tuple(given), storage_version_only)
 
 
 @dataclass(frozen=True)
@@ -358,6 +411,33 @@ def stamped(crds: Mapping[str, Carrier], key: str) -> Stamped:
         else:
             values.setdefault(number, []).append(name)
     return Stamped(values, missing)
+
+
+@dataclass(frozen=True)
+class Release:
+    """The schema versions a comparison of stamped CRD sets goes between (the highest each
+    side is stamped with; None for a side without one)."""
+
+    before: int | None
+    after: int | None
+
+    @classmethod
+    def between(cls, old: Mapping[str, Carrier], new: Mapping[str, Carrier], key: str) -> Release:
+        """The release a comparison of two CRD sets (diff, the hook) goes between: the highest
+        schema version (annotation ``key``) each side is stamped with."""
+        return cls(stamped(old, key).value, stamped(new, key).value)
+
+    def ships(self, version: int | None) -> bool:
+        """Whether a break of that schema version ships with this release: it is in
+        (before, after]."""
+        return version is not None and (self.before or 0) < version <= (self.after or 0)
+
+    def why_not(self) -> str:
+        if self.after is None:
+            return "the new CRDs carry no schema version (run upgrade-guard stamp)"
+        if self.before is not None and self.after <= self.before:
+            return f"the schema version does not rise ({self.before} -> {self.after})"
+        return f"this release goes from schema version {self.before or 0} to {self.after}"
 
 
 def digest_changes(before: Mapping[str, str], after: Mapping[str, str]) -> tuple[str, ...]:

@@ -19,7 +19,7 @@ from crd_builders import NAME, compare, crd, obj, spec_schema, version
 from upgrade_guard import engine
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Outcome
-from upgrade_guard.judging import Context, Release, judge
+from upgrade_guard.judging import Context, judge
 from upgrade_guard.pipelines import hook_run
 from upgrade_guard.policy import (
     DEFAULT_POLICY,
@@ -29,6 +29,7 @@ from upgrade_guard.policy import (
     declared_break_entries,
     parse_policy,
 )
+from upgrade_guard.subjects import Release
 from upgrade_guard.write.declared_breaks import append_declared_breaks
 
 STR = {"type": "string"}
@@ -198,7 +199,7 @@ def hook_judgement(live: dict[str, Crd], chart: dict[str, Crd], policy: Policy) 
     comparison and checks, on a cluster that ratchets, within the release the two cross
     (pipelines/hook_run.py)."""
     subject = replace(hook_run.subject_for(policy, chart, {}, {}, None), live=live)
-    compared = hook_run.compared_with_live(subject, policy)
+    compared = engine.changes_between(live, chart, policy)
     release = Release.between(live, chart, policy.annotation(SCHEMA_VERSION))
     context = Context(kube_version=(1, 33), release=release)
     return judge(hook_run.changes(subject, compared), policy, context)

@@ -14,7 +14,7 @@ from upgrade_guard.findings import Finding
 from upgrade_guard.judging import judge
 from upgrade_guard.pipelines import evidence, hook_run
 from upgrade_guard.policy import parse_policy
-from upgrade_guard.subjects import HookSubject
+from upgrade_guard.subjects import HookSubject, stopped_handling
 
 OLD, NEW = "example.com/cleanup", "example.com/cleanup-v2"
 RENAMED = {
@@ -63,7 +63,7 @@ def found(
         controllers=policy.controllers,
         replaced="release c-3.0.0 (revision 1)",
         replaced_controllers=replaced_controllers,
-        retired=evidence.stopped_handling(policy.controllers, replaced_controllers, chart, live),
+        retired=stopped_handling(policy.controllers, replaced_controllers, chart, live),
     )
     carried = {}
     for name in subject.retired:

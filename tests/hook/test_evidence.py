@@ -357,7 +357,7 @@ def test_a_write_failing_where_only_an_excused_finding_points_is_where_no_findin
     reported (an excused one included: it says what the objects show)."""
     size = {"size": {"type": "integer", "maximum": 3}}
     collected = evidence.VersionEvidence(
-        judge.Judge(things({"mode": STR, **size}).schema_of("v1"), (1, 35)),
+        judge.Judge(things({"mode": STR, **size}).schemas["v1"], (1, 35)),
         [target(finding("UG207", "spec.mode")), target(finding("UG219", "spec"))],
     )
     collected.add(obj("a", {"mode": "Full", "size": 9}))

@@ -12,11 +12,11 @@ from upgrade_guard import diffing, engine
 from upgrade_guard.apiserver import minors
 from upgrade_guard.commands import options
 from upgrade_guard.findings import Outcome
-from upgrade_guard.judging import Context, Release, judge
+from upgrade_guard.judging import Context, judge
 from upgrade_guard.load.documents import DEFAULT_MAX_BYTES, LoadError
 from upgrade_guard.load.rendered import read_manifests
 from upgrade_guard.policy import SCHEMA_VERSION, declared_break_entries
-from upgrade_guard.subjects import RoleSubject
+from upgrade_guard.subjects import Release, RoleSubject
 
 
 def _declare_breaks(outcome: Outcome, policy: str | None, release: Release) -> None:

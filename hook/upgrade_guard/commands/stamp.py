@@ -13,7 +13,7 @@ from upgrade_guard.commands import options
 from upgrade_guard.commands.verify_history import BASELINE_REF_ENV
 from upgrade_guard.counters import digest
 from upgrade_guard.counters.history import next_schema_version
-from upgrade_guard.crd import Crd, stamped_number
+from upgrade_guard.crd import Crd
 from upgrade_guard.findings import ExitCode
 from upgrade_guard.load import git_tree, helm_template
 from upgrade_guard.load.documents import (
@@ -27,6 +27,7 @@ from upgrade_guard.load.documents import (
 from upgrade_guard.load.rendered import rendered_from
 from upgrade_guard.manifests import WEBHOOK_KINDS
 from upgrade_guard.policy import SCHEMA_DIGEST, SCHEMA_VERSION, Policy
+from upgrade_guard.subjects import stamped_number
 from upgrade_guard.write import stamper
 
 

@@ -42,9 +42,9 @@ from typing import Any
 
 from upgrade_guard import engine, rules
 from upgrade_guard.counters import digest
-from upgrade_guard.crd import Crd, stamped_number
+from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Outcome
-from upgrade_guard.judging import Context, Release, judge, run
+from upgrade_guard.judging import Context, judge, run
 from upgrade_guard.policy import (
     CONTROLLER_STATE_VERSION,
     SCHEMA_DIGEST,
@@ -54,7 +54,14 @@ from upgrade_guard.policy import (
     Restart,
 )
 from upgrade_guard.rules.kinds import HistoryCheck
-from upgrade_guard.subjects import HistorySubject, Side, digest_changes, stamped
+from upgrade_guard.subjects import (
+    HistorySubject,
+    Release,
+    Side,
+    digest_changes,
+    stamped,
+    stamped_number,
+)
 
 _HISTORY_CHECKS = rules.of_kind(HistoryCheck)
 

@@ -22,8 +22,8 @@ count and names. Objects that would fail their next write (UPDATE or /status) fo
 no finding names are counted too. Reports carry names and schema paths, never object values.
 
 The same listing serves the hook's checks of what objects carry: where this release stopped
-handling a finalizer or condition type on a live CRD (``stopped_handling``, made once here),
-its objects' finalizers and condition types are tallied (``CarriedTally``).
+handling a finalizer or condition type on a live CRD (the subject's ``retired``), its
+objects' finalizers and condition types are tallied (``CarriedTally``).
 """
 
 from __future__ import annotations
@@ -44,13 +44,8 @@ from upgrade_guard.judging import Changes
 from upgrade_guard.rules import required_added
 from upgrade_guard.subjects import (
     Carried,
-    Controller,
     HookSubject,
-    Retired,
-    RetiredFinalizer,
     Stored,
-    schema_condition_types,
-    vocabulary,
 )
 
 if TYPE_CHECKING:  # imported where a schema judges objects: the CEL runtime loads slowly
@@ -352,39 +347,6 @@ class Listed:
     problem: str | None
 
 
-def stopped_handling(
-    controllers: Mapping[str, Controller],
-    replaced_controllers: Mapping[str, Controller],
-    chart: Mapping[str, Crd],
-    live: Mapping[str, Crd],
-) -> dict[str, Retired]:
-    """What this release stopped handling on each live CRD's objects, where it stopped
-    handling something: the finalizers its policy retires and those the replaced release's
-    policy declares that its own, which declares the CRD's controller, lacks; the condition
-    types its policy breaks and those the live CRD's enum allows, or the replaced release's
-    policy declares, that its vocabulary lacks."""
-    retired: dict[str, Retired] = {}
-    for name in sorted(live):
-        controller, before = controllers.get(name), replaced_controllers.get(name)
-        finalizers: tuple[RetiredFinalizer, ...] = ()
-        if controller is not None:
-            declared = {r.finalizer for r in controller.retired_finalizers}
-            dropped = [
-                RetiredFinalizer(finalizer, "")
-                for finalizer in (before.finalizers if before else ())
-                if finalizer not in controller.finalizers and finalizer not in declared
-            ]
-            finalizers = (*controller.retired_finalizers, *dropped)
-        types = controller.retired_types() if controller else set()
-        after = vocabulary(controller, chart.get(name))
-        for was in (schema_condition_types(live[name]), vocabulary(before, None)):
-            if was is not None and after is not None:
-                types |= set(was) - set(after)
-        if finalizers or types:
-            retired[name] = Retired(finalizers, frozenset(types))
-    return retired
-
-
 SHOWN_HOLDERS = 5  # names kept for each finalizer or condition type
 
 
@@ -432,10 +394,10 @@ class Gathered:
     """What the stored objects say, read before the changes are judged, each CRD's objects
     listed once for every check that needs them: evidence for the data-dependent changes
     (with ``evidence``), and the finalizers and condition types the objects carry where this
-    release stopped handling some (``retired``; the hook's checks read it, and the tallies as
-    ``carried``). ``crds`` names the CRDs whose objects it needs, in order; each object of
-    their listings, made elsewhere, goes to ``add``, and how each listing ended to
-    ``listed``; ``weighed`` then puts the evidence on the findings the judge made of those
+    release stopped handling some (the subject's ``retired``; the tallies as ``carried``).
+    ``crds`` names the CRDs whose objects it needs, in order; each object of their
+    listings, made elsewhere, goes to ``add``, and how each listing ended to ``listed``;
+    ``weighed`` then puts the evidence on the findings the judge made of those
     changes (on an excused one, only that objects confirm it: it stays excused)."""
 
     def __init__(
@@ -472,22 +434,19 @@ class Gathered:
                 continue
             if place in self._indices:
                 continue
-            self._kinds[name] = str(live[name].names.get("plural") or name)
+            self._kinds[name] = live[name].plural or name
             versions = self._by_version.setdefault(name, {})
             if version not in versions:
                 from upgrade_guard.apiserver.judge import Judge
 
-                schema_ = chart[name].versions[version]["schema"]["openAPIV3Schema"]
+                schema_ = chart[name].schemas[version]
                 versions[version] = VersionEvidence(
                     Judge(schema_, kube_version), [], live=live[name]
                 )
             targets = versions[version].targets
             self._indices[place] = len(targets)
             targets.append(Target(path, item.rule.harm))
-        self.retired = stopped_handling(
-            subject.controllers, subject.replaced_controllers, chart, live
-        )
-        self._tallies = {name: CarriedTally() for name in self.retired}
+        self._tallies = {name: CarriedTally() for name in subject.retired}
         self.crds = list(dict.fromkeys([*self._by_version, *self._tallies]))
         self.carried: dict[str, Carried] = {}
 

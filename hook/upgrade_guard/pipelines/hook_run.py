@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from upgrade_guard import engine, rules
 from upgrade_guard.apiserver import minors
-from upgrade_guard.crd import Crd, Source, stamped_number
+from upgrade_guard.crd import Crd, Source
 from upgrade_guard.findings import ExitCode, Outcome
 from upgrade_guard.images import ImageTable, SlotPairing
-from upgrade_guard.judging import Changes, Context, Release, judge
+from upgrade_guard.judging import Changes, Context, judge
 from upgrade_guard.judging import run as run_checks
 from upgrade_guard.load.crds import check_at, costed_at, crds_from
 from upgrade_guard.load.documents import Document, LoadError
@@ -60,7 +60,17 @@ from upgrade_guard.policy import (
 )
 from upgrade_guard.rules import acceptance_unused
 from upgrade_guard.rules.kinds import HookCheck
-from upgrade_guard.subjects import Controller, HookSubject, RoleSubject, Stored, WrittenState
+from upgrade_guard.subjects import (
+    Controller,
+    CrdSets,
+    HookSubject,
+    Release,
+    RoleSubject,
+    Stored,
+    WrittenState,
+    stamped_number,
+    stopped_handling,
+)
 
 if TYPE_CHECKING:
     from upgrade_guard.cluster.client import Api
@@ -269,6 +279,7 @@ def run(request: Request, api: Api) -> Judged | Undecided:
             dropped=gone,
             stored=stored,
             replaced_controllers=replaced_controllers,
+            retired=stopped_handling(subject.controllers, replaced_controllers, chart, live_crds),
             webhooks=_carrying(contracts.webhooks, counter_keys),
             live_webhooks=cluster.manifests.webhooks,
             counter_keys=counter_keys,
@@ -279,16 +290,18 @@ def run(request: Request, api: Api) -> Judged | Undecided:
                 live=cluster.manifests.roles,
             ),
         )
-        # Compared, the stored objects the changes and the hook's checks need read, run and
-        # judged once, the evidence put on the findings.
-        compared = compared_with_live(subject, chosen)
+        # Compared (the live CRDs against the chart's, the roles of the release against the
+        # replaced release's and the live ones), the stored objects the changes and the
+        # hook's checks need read, run and judged once, the evidence put on the findings.
         release = Release.between(live_crds, chart, chosen.annotation(SCHEMA_VERSION))
+        crds = CrdSets.of(live_crds, chart, chosen.storage_version_only)
+        compared = engine.changes(crds).merged(engine.role_changes(subject.roles))
         gathered = evidence.Gathered(
             compared, subject, cluster.server_version, strict=chosen.strict,
             evidence=request.evidence_limit > 0,
         )  # fmt: skip
         _gather(api, gathered, subject, request.evidence_limit)
-        subject = replace(subject, retired=gathered.retired, carried=gathered.carried)
+        subject = replace(subject, carried=gathered.carried)
         judged = replace(
             admin, kube_version=cluster.server_version, release=release, evidence=gathered
         )
@@ -326,17 +339,9 @@ NOTHING_COMPARED = Changes(())
 
 def changes(subject: HookSubject, compared: Changes = NOTHING_COMPARED) -> Changes:
     """What the hook's checks find in subject, with compared: the schema comparison of the
-    live CRDs with the chart's and the roles' (``compared_with_live``), made once however
-    often the hook's own checks run (again once the stored objects are tallied)."""
+    live CRDs with the chart's and the roles', made once however often the hook's own
+    checks run (again once the stored objects are tallied)."""
     return replace(compared, raw=run_checks(_HOOK_CHECKS, subject) + compared.raw)
-
-
-def compared_with_live(subject: HookSubject, policy: Policy) -> Changes:
-    """The live CRDs against the chart's, and the roles of the release against the replaced
-    release's and the live ones."""
-    return engine.changes_between(subject.live, subject.chart, policy).merged(
-        engine.role_changes(subject.roles)
-    )
 
 
 def _operation(api: Api, release: RecordsAt | Rendered | None) -> Operation | None:
@@ -404,10 +409,7 @@ def _gather(api: Api, gathered: evidence.Gathered, subject: HookSubject, limit: 
     from upgrade_guard.cluster.stored import StoredAt, stored_objects
 
     live = [subject.live[name] for name in gathered.crds]
-    stored_at = [
-        StoredAt(str(c.spec.get("group", "")), c.storage_version, str(c.names.get("plural", "")))
-        for c in live
-    ]
+    stored_at = [StoredAt(c.group, c.storage_version, c.plural) for c in live]
     listings = stored_objects(api, stored_at, limit)
     for name, listing in zip(gathered.crds, listings, strict=True):
         for obj in listing:
@@ -470,9 +472,8 @@ def _count_stored(api: Api, crds: Mapping[str, Crd]) -> dict[str, Stored]:
         version = crd.storage_version or next(iter(crd.served_versions), None)
         if version is None:
             continue
-        group, plural = str(crd.spec.get("group", "")), str(crd.names.get("plural", ""))
         try:
-            counted[name] = Stored(*stored_names(api, group, version, plural, SHOWN_STORED))
+            counted[name] = Stored(*stored_names(api, crd.group, version, crd.plural, SHOWN_STORED))
         except ClusterError as error:
             counted[name] = Stored(0, (), str(error))
     return counted

@@ -95,14 +95,14 @@ def _versions_met(old: Crd, new: Crd) -> dict[str, schema.Node]:
     """Each version objects are read or written at (the new CRD's served ones) or stored at
     (either side's status.storedVersions and storage version), with its schema: the new
     CRD's, or the old one's for a stored version the new CRD no longer lists."""
-    met = {name: new.schema_of(name) for name in new.served_versions}
+    met = {name: new.schemas[name] for name in new.served_versions}
     for name in [*old.stored_versions, *new.stored_versions]:
         if name in met:
             continue
         if name in new.versions:
-            met[name] = new.schema_of(name)
+            met[name] = new.schemas[name]
         elif name in old.versions:
-            met[name] = old.schema_of(name)
+            met[name] = old.schemas[name]
     return met
 
 

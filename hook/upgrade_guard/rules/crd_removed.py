@@ -19,7 +19,7 @@ from upgrade_guard.subjects import CrdSets
 
 
 def check(subject: CrdSets) -> Iterator[tuple[str | None, Change]]:
-    for name in subject.removed():
+    for name in subject.removed:
         yield name, Change(None, "CRD removed: its stored objects become unreachable")
 
 

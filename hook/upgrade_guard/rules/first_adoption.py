@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.crd import stamped_number
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import HookCheck, listed
-from upgrade_guard.subjects import HookSubject
+from upgrade_guard.subjects import HookSubject, stamped_number
 
 
 def check(subject: HookSubject) -> Iterator[tuple[str | None, Change]]:

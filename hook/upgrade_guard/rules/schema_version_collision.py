@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from upgrade_guard.crd import stamped_number
 from upgrade_guard.findings import Change, Severity
 from upgrade_guard.rules.kinds import HookCheck
-from upgrade_guard.subjects import ACCEPT_SCHEMA, HookSubject, digest_of
+from upgrade_guard.subjects import ACCEPT_SCHEMA, HookSubject, digest_of, stamped_number
 
 
 def check(subject: HookSubject) -> Iterator[tuple[str, Change]]:
