@@ -226,7 +226,7 @@ class VersionEvidence:
                 and may_be_read_default(
                     stored,
                     steps,
-                    [v["schema"]["openAPIV3Schema"] for v in live.versions.values()],
+                    live.schemas.values(),
                     live.raw.get("metadata", {}).get("resourceVersion"),
                 )
             ):
