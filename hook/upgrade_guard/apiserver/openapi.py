@@ -101,6 +101,11 @@ class _Node:
         return values.matches_type(value, self.types, self.checked_format)
 
 
+# Each schema node's keywords, read once for every validator (a node holds its schema, so
+# the ids stay its): the witnesses make two judges and a value synthesis per CRD version.
+_COMPILED: dict[tuple[int, tuple[int, int], bool], _Node] = {}
+
+
 class OpenAPIValidator:
     """Validates values against one schema tree for one Kubernetes version. With
     ``defaults``, as the apiserver validates a CRD's defaults (structural ``ToKubeOpenAPI``):
@@ -111,7 +116,10 @@ class OpenAPIValidator:
         self.defaults = defaults
         # Patterns Python's re cannot read, checked nowhere: never counted as matched.
         self.unchecked: list[NotEvaluated] = []
-        self._nodes: dict[int, _Node] = {}
+        # Within one validation: the (value, node) pairs found valid, by identity. A value
+        # shared at several places (a witness's thousand items) is checked once; it cannot
+        # change while the validation reads it.
+        self._valid_pairs: set[tuple[int, int]] = set()
 
     def validate(
         self, value: Any, schema: values.Schema, path: str, old: Correlation | None = None
@@ -119,13 +127,17 @@ class OpenAPIValidator:
         """Violations of ``value`` (at ``path``) under ``schema``; with ``old``, an UPDATE
         ratcheted against the paired old value."""
         found: list[Violation] = []
-        self._node(value, self._compiled(schema), path, old, found)
+        try:
+            self._node(value, self._compiled(schema), path, old, found)
+        finally:
+            self._valid_pairs.clear()
         return found
 
     def _compiled(self, schema: values.Schema) -> _Node:
-        node = self._nodes.get(id(schema))
+        key = (id(schema), self.kube_version, self.defaults)
+        node = _COMPILED.get(key)
         if node is None or node.schema is not schema:
-            node = self._nodes[id(schema)] = _Node(schema, self.kube_version, self.defaults)
+            node = _COMPILED[key] = _Node(schema, self.kube_version, self.defaults)
         return node
 
     def _node(
@@ -133,16 +145,25 @@ class OpenAPIValidator:
     ) -> None:
         if old is not None and old.equal():
             return
+        shared = old is None
+        if shared and (id(value), id(node)) in self._valid_pairs:
+            return
+        errors, unchecked = len(found), len(self.unchecked)
         self._keywords(value, node, path, found)
         if isinstance(value, dict):
             self._object(value, node, path, old, found)
         elif isinstance(value, list) and node.items is not None:
             items = self._compiled(node.items)
+            valid_pairs = self._valid_pairs if old is None else ()
             for i, item in enumerate(value):
+                if (id(item), id(items)) in valid_pairs:
+                    continue
                 where = values.indexed(path, i)
                 self._node(item, items, where, old.index(i) if old else None, found)
         if node.all_of or node.any_of or node.one_of or node.negated is not None:
             self._combinators(value, node, path, found)
+        if shared and len(found) == errors and len(self.unchecked) == unchecked:
+            self._valid_pairs.add((id(value), id(node)))
 
     def _object(
         self,
@@ -157,18 +178,25 @@ class OpenAPIValidator:
                 found.append(Violation(values.child(path, name), "required", "Required value"))
         properties = node.properties
         additional = node.additional
+        valid_pairs = self._valid_pairs if old is None else ()
         for key, item in value.items():
             child = properties.get(key)
             if child is not None:
+                compiled = self._compiled(child)
+                if (id(item), id(compiled)) in valid_pairs:
+                    continue
                 where = values.child(path, key)
             elif isinstance(additional, dict):
-                child, where = additional, values.keyed(path, key)
+                compiled = self._compiled(additional)
+                if (id(item), id(compiled)) in valid_pairs:
+                    continue
+                where = values.keyed(path, key)
             else:
                 if additional is False:
                     where = values.child(path, key)
                     found.append(Violation(where, "additionalProperties", "not allowed"))
                 continue
-            self._node(item, self._compiled(child), where, old.key(key) if old else None, found)
+            self._node(item, compiled, where, old.key(key) if old else None, found)
 
     def _combinators(self, value: Any, node: _Node, path: str, found: list[Violation]) -> None:
         for branch in node.all_of:
