@@ -89,8 +89,12 @@ class Judge:
             self._forget()
 
     def create(self, body: dict[str, Any]) -> Attempt:
+        return self.create_decoded(self.read(body))
+
+    def create_decoded(self, decoded: dict[str, Any]) -> Attempt:
+        """A CREATE of a body as the apiserver decodes it (:meth:`read` of the body)."""
         self._forget()
-        return self._create(self.read(body))
+        return self._create(decoded)
 
     def update(self, body: dict[str, Any], old: dict[str, Any]) -> Attempt:
         """An UPDATE with ``body`` of ``old`` (as the apiserver reads it back)."""

@@ -288,10 +288,10 @@ class Builder:
     def _stored(self, body: dict[str, Any]) -> dict[str, Any] | None:
         """What the old CRD stores of ``body`` written as a CREATE, None where it refuses
         (read-only: it shares parts with ``body``; a witness holds a copy)."""
-        attempt = self.old.create(body)
+        stored = self.old.read(body)
+        attempt = self.old.create_decoded(stored)
         if attempt.refused or attempt.not_evaluated:
             return None
-        stored = self.old.read(body)
         return stored if self._kept(stored) else None
 
     def _kept(self, stored: dict[str, Any]) -> bool:
@@ -304,14 +304,16 @@ class Builder:
         self, stored: dict[str, Any], where: list[str | int], target: Target
     ) -> Witness | None:
         version = target.version
+        read, patch = readback.coerce(stored, self.new.schema)
         if target.harm is not Harm.CHANGED_ON_READ:
-            attempt = self.new.create(judge.fresh_copy(stored))
+            # a CREATE's body decodes as the stored object does: only metadata differs
+            attempt = self.new.create_decoded(judge.fresh_copy(read))
             own = _own(attempt.violations, where)
             if own is not None:
                 return Witness(version, "create", copy.deepcopy(stored), "refuses", _message(own))
         if target.harm is Harm.REFUSED_ON_WRITE:
             return None
-        read, changed = _read_back(stored, self.new.schema, where)
+        changed = _patched_under(patch, where)
         if changed:
             return Witness(
                 version,
@@ -498,13 +500,13 @@ def _bounds(old: values.Schema, new: values.Schema, synth: _Synthesis) -> Iterat
         for key, step in (("minItems", -1), ("maxItems", 1)):
             bound = side.get(key)
             if isinstance(bound, int) and 0 <= bound + step <= _MOST_ITEMS:
-                yield [copy.deepcopy(item) for _ in range(bound + step)]
+                yield [item] * (bound + step)
         for key, step in (("minProperties", -1), ("maxProperties", 1)):
             bound = side.get(key)
             if isinstance(bound, int) and 0 <= bound + step <= _MOST_ITEMS:
                 extra = side.get("additionalProperties")
                 value = synth.value(extra if isinstance(extra, dict) else {}, 1)
-                yield {f"k{i}": copy.deepcopy(value) for i in range(bound + step)}
+                yield dict.fromkeys((f"k{i}" for i in range(bound + step)), value)
 
 
 class _Synthesis:
@@ -584,7 +586,7 @@ class _Synthesis:
         if isinstance(least, int) and len(base) < least and isinstance(extra, dict):
             value = self.value(extra, depth + 1)
             for index in range(least - len(base)):
-                base[f"k{index}"] = copy.deepcopy(value)
+                base[f"k{index}"] = value
         yield base
         if depth < _MAX_DEPTH:
             # a oneOf or anyOf of required properties: one of them set
@@ -599,7 +601,7 @@ class _Synthesis:
             return
         items = values.item_schema(node) or {}
         first = self.value(items, depth + 1)
-        yield [copy.deepcopy(first) for _ in range(least)]
+        yield [first] * least
         if isinstance(first, str):
             yield [f"{first}{i}" for i in range(least)]
         if isinstance(first, int) and not isinstance(first, bool):
@@ -803,8 +805,13 @@ def _read_back(
     """What a GET returns of ``stored`` under ``schema``, and its changes at or below
     ``where`` as the witness's message; empty where nothing there changed."""
     read, patch = readback.coerce(stored, schema)
+    return read, _patched_under(patch, where)
+
+
+def _patched_under(patch: list[readback.Operation], where: list[str | int]) -> str:
+    """A read-back patch's changes at or below ``where``, as the witness's message."""
     under = [(op, path) for op, path in readback.operations(patch) if _under(_pointer(path), where)]
-    return read, "; ".join(f"{op} {path}" for op, path in under)
+    return "; ".join(f"{op} {path}" for op, path in under)
 
 
 def _changes_under(before: Any, after: Any, where: list[str | int]) -> str:
