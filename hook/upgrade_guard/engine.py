@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from itertools import combinations
 
-from upgrade_guard import rules, schema
+from upgrade_guard import apiserver, rules, schema
 from upgrade_guard.apiserver import minors, witness
 from upgrade_guard.crd import Crd
 from upgrade_guard.findings import Change, Harm, Outcome, Severity, Witness
@@ -85,11 +85,14 @@ def changes(subject: CrdSets) -> Changes:
     """What the rules find between the two CRD sets, by CRD name."""
     raw: list[Placed] = []
     unchanged: set[str] = set()
-    for pair in subject.pairs:
-        if pair.old.spec == pair.new.spec:
-            unchanged.add(pair.new.name)
-        raw.extend(_pair_changes(pair))
-    raw.extend(_crd_removed_witnessed(item, subject) for item in run(_SET_CHECKS, subject))
+    try:
+        for pair in subject.pairs:
+            if pair.old.spec == pair.new.spec:
+                unchanged.add(pair.new.name)
+            raw.extend(_pair_changes(pair))
+        raw.extend(_crd_removed_witnessed(item, subject) for item in run(_SET_CHECKS, subject))
+    finally:
+        apiserver.forget_schemas()
     raw.sort(key=lambda item: item.crd or "")  # stable: each CRD's changes in rule order
     changed = frozenset(subject.names) - unchanged
     return Changes(tuple(raw), len(subject.pairs), frozenset(unchanged), changed)

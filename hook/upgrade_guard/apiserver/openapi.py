@@ -106,6 +106,10 @@ class _Node:
 _COMPILED: dict[tuple[int, tuple[int, int], bool], _Node] = {}
 
 
+def forget_schemas() -> None:
+    _COMPILED.clear()
+
+
 class OpenAPIValidator:
     """Validates values against one schema tree for one Kubernetes version. With
     ``defaults``, as the apiserver validates a CRD's defaults (structural ``ToKubeOpenAPI``):

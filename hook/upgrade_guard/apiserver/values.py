@@ -276,6 +276,11 @@ def uses(schema: Schema, keyword: str) -> bool:
     return found[1]
 
 
+def forget_schemas() -> None:
+    _USES.clear()
+    _TRACKED_IN.clear()
+
+
 def _tracked_in(schema: Schema) -> frozenset[str] | None:
     """The tracked keywords whose names ``schema``'s bytes hold; None where marshal cannot
     write it (not plain dicts and lists): then each is walked for."""
