@@ -67,6 +67,13 @@ class _Decoding:
             self._unchanged.add(key)
         return result
 
+    def inner(self, item: Any, schema: values.Schema, where: str, key: str | int) -> Any:
+        """``item``, at ``key`` below ``where``, decoded: its pointer made only where it has
+        fields or items to walk (most values are scalars)."""
+        if not isinstance(item, dict | list):
+            return item
+        return self.value(item, schema, _pointer(where, key))
+
     def object(
         self, value: dict[str, Any], schema: values.Schema, where: str, root: bool = False
     ) -> dict[str, Any]:
@@ -97,11 +104,8 @@ class _Decoding:
                 ops.append({"op": "remove", "path": _pointer(where, key)})
                 changed = True
                 continue
-            if isinstance(item, dict | list):
-                coerced = self.value(item, child, _pointer(where, key))
-                changed = changed or coerced is not item
-            else:
-                coerced = item
+            coerced = self.inner(item, child, where, key)
+            changed = changed or coerced is not item
             result[key] = coerced
         for key, prop in properties.items():
             default = prop.get("default")
@@ -141,11 +145,8 @@ class _Decoding:
                 result.append(filled)
                 changed = True
                 continue
-            if isinstance(item, dict | list):
-                coerced = self.value(item, items, _pointer(where, i))
-                changed = changed or coerced is not item
-            else:
-                coerced = item
+            coerced = self.inner(item, items, where, i)
+            changed = changed or coerced is not item
             result.append(coerced)
         return result if changed else value
 
