@@ -90,6 +90,7 @@ def changes(subject: CrdSets) -> Changes:
             if pair.old.spec == pair.new.spec:
                 unchanged.add(pair.new.name)
             raw.extend(_pair_changes(pair))
+            apiserver.forget_schemas()  # no other pair holds this one's schema nodes
         raw.extend(_crd_removed_witnessed(item, subject) for item in run(_SET_CHECKS, subject))
     finally:
         apiserver.forget_schemas()
