@@ -6,6 +6,7 @@ them: Go's regexp finds the pattern anywhere in the string."""
 from __future__ import annotations
 
 import itertools
+import sys
 from typing import Any
 
 import pytest
@@ -58,6 +59,16 @@ TABLE = [
     case("[ab]*a[ab]{16}", "[ab]*a[ab]{16}|c", UNDECIDED, "past the work: flagged"),
     case("^a$", "^(a", UNDECIDED, "a pattern Go refuses: flagged"),
 ]
+
+
+def test_no_character_from_the_third_plane_on_has_a_case_variant() -> None:
+    """The case table's scan stops below regex_inclusion._CASED_BELOW: this interpreter's
+    Unicode has nothing cased from there to the last character (a character that folds to
+    or lowers into another is one the scan would have grouped)."""
+    last = sys.maxunicode
+    for block in range(regex_inclusion._CASED_BELOW, last + 1, 256):
+        text = "".join(map(chr, range(block, min(block + 256, last + 1))))
+        assert text.casefold() == text == text.lower(), f"U+{block:05X}"
 
 
 @pytest.mark.parametrize(("old", "new", "expected"), TABLE)

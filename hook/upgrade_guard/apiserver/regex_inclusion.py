@@ -33,6 +33,9 @@ from upgrade_guard.apiserver import regexes
 Ranges = tuple[tuple[int, int], ...]  # sorted, disjoint, inclusive
 
 _LAST = sys.maxunicode
+# No character from the third plane on has a case variant (tests/rules: the whole range
+# scanned): the case table's scan stops there, an eighth of the range, 0.11 -> 0.02 s.
+_CASED_BELOW = 0x20000
 _EVERYTHING: Ranges = ((0, _LAST),)
 _NOT_NEWLINE: Ranges = ((0, 9), (11, _LAST))
 _ALWAYS, _AT_START, _AT_END = 0, 1, 2  # when an empty move may be taken
@@ -228,8 +231,8 @@ def _case_orbits() -> tuple[list[int], dict[int, tuple[int, ...]]]:
     the dotless i). Python knows the common folding (casefold, where it gives one character);
     a character folded otherwise in full has its simple folding as its lower case (ẞ: ß)."""
     groups: dict[str, list[int]] = {}
-    for block in range(0, _LAST + 1, 256):
-        text = "".join(map(chr, range(block, min(block + 256, _LAST + 1))))
+    for block in range(0, _CASED_BELOW, 256):
+        text = "".join(map(chr, range(block, block + 256)))
         if text.casefold() == text == text.lower():
             continue  # no character here folds to another
         for code in range(block, block + len(text)):
