@@ -250,6 +250,21 @@ def test_rule_message_reason_and_field_path() -> None:
     assert "8" not in violation.detail
 
 
+def test_one_value_at_several_places_is_judged_at_each() -> None:
+    """The validator and the read-back remember, by identity, a value found valid or
+    unchanged (a witness's thousand items are one object); a value found otherwise is
+    answered at every place it stands, beside a valid one shared the same way."""
+    item = {"type": "object", "properties": {"n": INT}}
+    schema = root({"items": {"type": "array", "items": item}})
+    valid, refused = {"n": 1}, {"n": "one", "extra": 1}
+    judgement = judge.Judge(schema, KUBE).judge(stored({"items": [valid, refused] * 2}))
+    assert judgement.read_changes == (
+        ("remove", "/spec/items/1/extra"),
+        ("remove", "/spec/items/3/extra"),
+    )
+    assert [v.path for v in judgement.create.violations] == ["spec.items[1].n", "spec.items[3].n"]
+
+
 def test_input_is_never_modified() -> None:
     value = stored({"legacy": "x", "o": None})
     before = repr(value)
