@@ -52,8 +52,8 @@ class _Decoding:
         self.ops: list[Operation] = []
         self._unchanged: set[tuple[int, int]] = set()
 
-    def value(self, value: Any, schema: values.Schema | None, where: str) -> Any:
-        if schema is None or not isinstance(value, dict | list):
+    def value(self, value: Any, schema: values.Schema, where: str) -> Any:
+        if not isinstance(value, dict | list):
             return value
         key = (id(value), id(schema))
         if key in self._unchanged:
@@ -115,7 +115,7 @@ class _Decoding:
             if present and not (result[key] is None and not prop.get("nullable")):
                 continue
             here = _pointer(where, key)
-            filled = _Decoding().value(copy.deepcopy(default), prop, here)
+            filled = _filled(default, prop, here)
             ops.append({"op": "replace" if present else "add", "path": here, "value": filled})
             result[key] = filled
             changed = True
@@ -123,9 +123,7 @@ class _Decoding:
             for key, item in result.items():
                 if item is None and key not in properties:
                     here = _pointer(where, key)
-                    filled = _Decoding().value(
-                        copy.deepcopy(additional["default"]), additional, here
-                    )
+                    filled = _filled(additional["default"], additional, here)
                     ops.append({"op": "replace", "path": here, "value": filled})
                     result[key] = filled
                     changed = True
@@ -140,7 +138,7 @@ class _Decoding:
         for i, item in enumerate(value):
             if item is None and not items.get("nullable") and items.get("default") is not None:
                 here = _pointer(where, i)
-                filled = _Decoding().value(copy.deepcopy(items["default"]), items, here)
+                filled = _filled(items["default"], items, here)
                 self.ops.append({"op": "replace", "path": here, "value": filled})
                 result.append(filled)
                 changed = True
@@ -149,6 +147,12 @@ class _Decoding:
             changed = changed or coerced is not item
             result.append(coerced)
         return result if changed else value
+
+
+def _filled(default: Any, schema: values.Schema, where: str) -> Any:
+    """A default as it fills a field or item: a copy of its own, itself decoded (what that
+    decoding would prune or fill is part of the default, not an operation of its own)."""
+    return _Decoding().value(copy.deepcopy(default), schema, where)
 
 
 def _embedded_metadata(meta: dict[str, Any], where: str, ops: list[Operation]) -> dict[str, Any]:
