@@ -25,7 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "hook": ("hook", "hook"),
     "pack": ("pack", "pack"),
     "schema": ("published_schemas", "schema"),
-    "helm": ("helm_plugin", "helm_guard"),
+    "helm": ("helm_guard", "helm_guard"),
 }
 # Commands that take another tool's arguments as they are (the Helm plugin's helm flags).
 PASS_THROUGH = {"helm"}

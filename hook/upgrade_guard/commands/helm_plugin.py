@@ -1,40 +1,22 @@
-"""`upgrade-guard helm`: what `helm guard` runs (the Helm plugin in ``helm-plugin/``).
-
-``helm guard upgrade|install RELEASE CHART [helm flags]`` has helm itself render what it
-would apply: ``helm upgrade|install ... --dry-run=server --output json`` with the admin's own
-flags, so ``-f``, ``--set``, ``--version``, ``--reuse-values`` and
-``--reset-then-reuse-values`` mean exactly what they mean to Helm. On install the chart's
-``crds/`` directories count too (Helm 4 applies them on install, server-side, over a CRD
-already there), read from ``helm template ... --include-crds``. ``helm guard rollback
-RELEASE [REVISION]`` reads the target revision's release record, whose manifest Helm
-re-applies. ``helm guard crds CHART [--version V]`` checks the ``crds/`` files (``helm show
-crds``) before the ``kubectl apply`` a chart's docs prescribe.
-
-Then the hook's own checks run with the admin's kubeconfig (Helm passes its global flags as
-``HELM_NAMESPACE``, ``HELM_KUBECONTEXT`` and ``KUBECONFIG``): a dry run writes nothing, and
-the checks make only the hook's reads. A chart that adopted the library is judged with the
-arguments and files its guard Job is rendered with (counters, image table, policy, the
-admin's acceptances), so the plugin and the hook reach the same verdict. Nothing helm prints
-is shown on success: its output holds the release's values.
-"""
+"""The checks of `upgrade-guard helm` (commands/helm_guard.py): what helm would apply, as
+the hook judges it, over one cluster session."""
 
 from __future__ import annotations
 
-import enum
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from upgrade_guard.commands import hook, options
+from upgrade_guard.commands.helm_process import Helm, HelmOperation, helm_output
 from upgrade_guard.commands.hook import Inputs
 from upgrade_guard.counters import history
 from upgrade_guard.crd import Crd
@@ -48,77 +30,6 @@ from upgrade_guard.report.ways_out import Asked
 
 if TYPE_CHECKING:
     from upgrade_guard.cluster.client import Api
-
-# Helm's global flags that name another identity than the kubeconfig's: the checks read the
-# cluster with the kubeconfig, so they would read as someone else.
-_OTHER_IDENTITY = {
-    "HELM_KUBEAPISERVER": "--kube-apiserver",
-    "HELM_KUBETOKEN": "--kube-token",
-    "HELM_KUBEASUSER": "--kube-as-user",
-    "HELM_KUBEASGROUPS": "--kube-as-group",
-    "HELM_KUBECAFILE": "--kube-ca-file",
-}
-# What helm says when it cannot reach or read the cluster (Helm 4: "kubernetes cluster
-# unreachable"; Helm 3 capitalized it), lower-cased: exit 3, as the hook's reads.
-_UNREADABLE = ("kubernetes cluster unreachable", "forbidden", "unauthorized")
-
-
-class HelmOperation(enum.StrEnum):
-    install = "install"
-    upgrade = "upgrade"
-    rollback = "rollback"
-    crds = "crds"
-
-
-class _Helm:
-    """helm, running: ``output()`` is its standard output; on failure its own message, then
-    exit 2 (3 when it could not reach or read the cluster). Its output is never shown: it
-    holds the values."""
-
-    def __init__(self, *args: str) -> None:
-        self.args = args
-        binary = os.environ.get("HELM_BIN") or "helm"
-        try:
-            self.process = subprocess.Popen(
-                [binary, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-            )
-        except OSError as error:
-            options.fail(ExitCode.BAD_INPUT, f"cannot run {binary}: {error.strerror}")
-
-    def output(self) -> str:
-        stdout, stderr = self.process.communicate()
-        if self.process.returncode != 0:
-            sys.stderr.write(stderr)
-            unreadable = any(sign in stderr.lower() for sign in _UNREADABLE)
-            options.fail(
-                ExitCode.CLUSTER_UNREACHABLE if unreadable else ExitCode.BAD_INPUT,
-                f"helm {self.args[0]} failed (exit {self.process.returncode}), as above"
-                + _render_hint(self.args, stderr),
-            )
-        return stdout
-
-    def stop(self) -> None:
-        """Ended, where the run ended before its output was read."""
-        if self.process.poll() is None:
-            self.process.kill()
-        self.process.communicate()
-
-
-def _helm(*args: str) -> str:
-    return _Helm(*args).output()
-
-
-def _render_hint(args: tuple[str, ...], stderr: str) -> str:
-    """What works where the chart cannot render with the previous release's values kept
-    whole (``--reuse-values`` keeps the old chart's values too, helm/helm#9000)."""
-    rendering = 'executing "' in stderr or "render error" in stderr.lower()  # Helm 4, Helm 3
-    if "--reuse-values" not in args or not rendering:
-        return ""
-    return (
-        ": the new chart does not render with the previous release's values kept whole"
-        " (--reuse-values); --reset-then-reuse-values takes the new chart's defaults under the"
-        " values you gave (pin an image tag you need with --set), or give a values file (-f)"
-    )
 
 
 def _release_json(text: str, command: str) -> Mapping[str, Any]:
@@ -206,55 +117,15 @@ def _prepared(
     return hook.prepare(_hook_inputs(job, directory), chart), True
 
 
-@options.guarded
-def helm_guard(
-    operation: Annotated[
-        HelmOperation,
-        typer.Argument(
-            metavar="OPERATION",
-            help="What is about to happen: install, upgrade, rollback, or crds (the kubectl"
-            " apply of a chart's crds/).",
-        ),
-    ],
-    helm_args: Annotated[
-        list[str] | None,
-        typer.Argument(
-            metavar="HELM_ARGS...",
-            help="As for helm: RELEASE CHART [flags] (install, upgrade), RELEASE [REVISION]"
-            " (rollback), CHART [--version V] (crds).",
-        ),
-    ] = None,
-    run: Annotated[
-        bool,
-        typer.Option("--run", help="After a pass, run the helm command itself (not for crds)."),
-    ] = False,
-    policy: options.PolicyOption = None,
-    accept: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="A finding the admin accepts, as the report's accept: entry (JSON); once per"
-            " finding. A chart that adopted the guard takes them in its values instead."
-        ),
-    ] = None,
-) -> None:
-    """Check what a helm install, upgrade or rollback would apply, or a chart's crds/,
-    against the live cluster with the hook's checks; exit 0, 1, 2 or 3 as the hook does."""
-    args = list(helm_args or [])
-    for variable, flag in _OTHER_IDENTITY.items():
-        if os.environ.get(variable):
-            raise options.UsageProblem(
-                f"helm {flag}: the guard reads the cluster as the kubeconfig says; give a"
-                " kubeconfig context (--kube-context) for that identity instead"
-            )
-    if run and operation is HelmOperation.crds:
-        raise options.UsageProblem("--run: the crds/ are applied with kubectl, not helm")
-    # helm renders first (on cert-manager a second or more): the cluster client is imported
-    # meanwhile.
-    render = (
-        _Helm(operation, *args, "--dry-run=server", "--output", "json")
-        if operation in (HelmOperation.install, HelmOperation.upgrade)
-        else None
-    )
+def check(
+    operation: HelmOperation,
+    args: list[str],
+    render: Helm | None,
+    policy: str | None,
+    accept: list[str],
+) -> ExitCode:
+    """The checks of ``helm guard`` over one cluster session with the admin's kubeconfig;
+    ``render``: helm's dry run of an install or upgrade, started."""
     reach = hook.Reach(
         kubeconfig=None,
         context=os.environ.get("HELM_KUBECONTEXT") or None,
@@ -266,26 +137,17 @@ def helm_guard(
     )
     from upgrade_guard.cluster.client import Api
 
-    try:
-        with (
-            tempfile.TemporaryDirectory(prefix="helm-guard-") as scratch,
-            Api(reach.kubeconfig, reach.context, reach.deadline) as api,
-        ):
-            code = _check(operation, args, render, policy, accept or [], reach, api, Path(scratch))
-    finally:
-        if render is not None:
-            render.stop()
-    if code != ExitCode.SAFE or not run:
-        raise typer.Exit(int(code))
-    typer.echo(f"helm guard: passed; running helm {operation}", err=True)
-    binary = os.environ.get("HELM_BIN") or "helm"
-    raise typer.Exit(subprocess.run([binary, operation.value, *args], check=False).returncode)
+    with (
+        tempfile.TemporaryDirectory(prefix="helm-guard-") as scratch,
+        Api(reach.kubeconfig, reach.context, reach.deadline) as api,
+    ):
+        return _check(operation, args, render, policy, accept, reach, api, Path(scratch))
 
 
 def _check(
     operation: HelmOperation,
     args: list[str],
-    render: _Helm | None,
+    render: Helm | None,
     policy: str | None,
     accept: list[str],
     reach: hook.Reach,
@@ -356,7 +218,8 @@ def _chart_version(args: list[str]) -> str:
     """The version of the chart ``helm show crds ARGS`` shows (``helm show chart``), which
     acceptances name."""
     shown = [
-        doc.body for doc in documents_of("helm show chart", _helm("show", "chart", *args).encode())
+        doc.body
+        for doc in documents_of("helm show chart", helm_output("show", "chart", *args).encode())
     ]
     version = shown[0].get("version") if shown and isinstance(shown[0], dict) else None
     if not isinstance(version, str) or not version:
@@ -370,7 +233,7 @@ def _with_crds_dir(pending: Record, args: list[str]) -> Record:
     --server-side=false, where Helm creates only the missing ones (new: nothing stored)."""
     if "--skip-crds" in args or "--server-side=false" in args:
         return pending
-    stream = _helm("template", *args, "--include-crds")
+    stream = helm_output("template", *args, "--include-crds")
     files = "".join(f"---\n{text}" for _, text in crds_dir_files(stream))
     return replace(pending, manifest=files + pending.manifest)
 
@@ -384,7 +247,7 @@ def _rollback(args: list[str], api: Api) -> tuple[Record, Record, Mapping[str, A
         raise options.UsageProblem("helm guard rollback RELEASE [REVISION]")
     release = positional[0]
     namespace = os.environ.get("HELM_NAMESPACE") or "default"
-    history_json = _helm("history", release, "--max", "1", "--output", "json")
+    history_json = helm_output("history", release, "--max", "1", "--output", "json")
     try:
         last = int(json.loads(history_json)[-1]["revision"])
     except (ValueError, KeyError, IndexError, TypeError):
@@ -420,7 +283,7 @@ def _check_crds(
     scratch: Path,
 ) -> ExitCode:
     """The chart's crds/ against the live CRDs, as the kubectl apply would change them."""
-    shown = _helm("show", "crds", *args)
+    shown = helm_output("show", "crds", *args)
     bundle = scratch / "crds.yaml"
     bundle.write_text(shown)
     _say_rendered(crds_from(documents_of("helm show crds", shown.encode())), "helm show crds")

@@ -10,21 +10,18 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import wraps
 from pathlib import Path
-from typing import Annotated, NoReturn, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, NoReturn, ParamSpec, TypeVar
 
 import typer
 
 from upgrade_guard.findings import ExitCode, Outcome
-from upgrade_guard.load.documents import LoadError
-from upgrade_guard.load.policy_file import chosen_policy
-from upgrade_guard.policy import (
-    SCHEMA_DIGEST,
-    SCHEMA_VERSION,
-    Policy,
-    PolicyError,
-    canonical_number,
-)
 from upgrade_guard.report import REPORTERS, Output, Terminal
+
+if TYPE_CHECKING:
+    from upgrade_guard.policy import Policy
+
+# The policy and the readers (the rules, the YAML reader: most of a command's imports) are
+# imported where used, not here: `helm guard` starts helm's render before they load.
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -72,11 +69,15 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
     def run(*args: P.args, **kwargs: P.kwargs) -> R:
         try:
             return command(*args, **kwargs)
-        except (LoadError, PolicyError, UsageProblem) as error:
-            fail(ExitCode.BAD_INPUT, str(error))
-        except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        except (typer.Exit, typer.Abort):
             raise
-        except Exception as error:  # fail closed, but say it is our fault
+        except Exception as error:
+            from upgrade_guard.load.documents import LoadError
+            from upgrade_guard.policy import PolicyError
+
+            if isinstance(error, LoadError | PolicyError | UsageProblem):
+                fail(ExitCode.BAD_INPUT, str(error))
+            # fail closed, but say it is our fault
             if os.environ.get("UPGRADE_GUARD_DEBUG"):
                 raise
             fail(
@@ -90,6 +91,8 @@ def guarded(command: Callable[P, R]) -> Callable[P, R]:
 
 def policy_from(path: str | None) -> Policy:
     """The policy given with --policy, else .upgrade-guard.yaml found from here, else none."""
+    from upgrade_guard.load.policy_file import chosen_policy
+
     return chosen_policy(path, Path.cwd())
 
 
@@ -103,6 +106,8 @@ def parse_kube_version(value: str | None) -> tuple[int, int] | None:
 
 
 def canonical_option(option: str, value: str) -> int:
+    from upgrade_guard.policy import canonical_number
+
     number = canonical_number(value)
     if number is None:
         raise UsageProblem(
@@ -114,6 +119,8 @@ def canonical_option(option: str, value: str) -> int:
 
 def counter_options(values: list[str] | None, policy: Policy) -> dict[str, str]:
     """--counter NAME=V options as annotation key -> canonical value."""
+    from upgrade_guard.policy import SCHEMA_DIGEST, SCHEMA_VERSION
+
     result: dict[str, str] = {}
     for item in values or []:
         name, equals, value = item.partition("=")
