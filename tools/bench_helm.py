@@ -12,8 +12,13 @@ guard's share of a hooked upgrade is broken down by the Job runner's clock: Helm
 guard's Job runs (rendering, the hook objects before it), the Job's run (process start and
 imports, then the checks, whose time the hook reports), and Helm after it ends.
 
-Run: ``.venv/bin/python tools/bench_helm.py [--runs 5]`` (tools/kube-testenv/build.sh and
-tools/image/build.sh first). Timing is noisy on a shared 2-core host: compare medians.
+With ``--baseline OTHER/.venv/bin`` (another checkout's installed command, say the tree
+before a change), ``helm guard upgrade`` is timed with that ``upgrade-guard`` too, in the same
+turns, as a "before" figure.
+
+Run: ``.venv/bin/python tools/bench_helm.py [--runs 5] [--baseline DIR]``
+(tools/kube-testenv/build.sh and tools/image/build.sh first). Timing is noisy on a shared
+2-core host: compare medians.
 """
 
 from __future__ import annotations
@@ -83,7 +88,9 @@ def _median(values: list[float]) -> float:
     return statistics.median(values) if values else float("nan")
 
 
-def bench(case: Case, env: dict[str, str], clock: JobClock, runs: int, helm: str) -> None:
+def bench(
+    case: Case, env: dict[str, str], clock: JobClock, runs: int, helm: str, baseline: Path | None
+) -> None:
     base = [helm, "upgrade", case.release, case.chart, *case.flags]
     hooked: list[float] = []
     bare: list[float] = []
@@ -93,6 +100,8 @@ def bench(case: Case, env: dict[str, str], clock: JobClock, runs: int, helm: str
     job: list[float] = []
     after: list[float] = []
     checks: list[float] = []
+    guard_before: list[float] = []
+    env_before = {**env, "PATH": os.pathsep.join([str(baseline), env["PATH"]])} if baseline else {}
     for _ in range(runs):
         with clock.lock:
             clock.started.clear()
@@ -115,12 +124,17 @@ def bench(case: Case, env: dict[str, str], clock: JobClock, runs: int, helm: str
         took, done = _timed([helm, "guard", *base[1:]], env)
         assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
         guard.append(took)
+        if baseline:
+            took, done = _timed([helm, "guard", *base[1:]], env_before)
+            assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+            guard_before.append(took)
         took, done = _timed([*base, "--dry-run=server"], env)
         assert done.returncode == 0, done.stderr[-2000:]
         dry.append(took)
     m = {k: _median(v) for k, v in (("hooked", hooked), ("bare", bare), ("guard", guard),
                                     ("dry", dry), ("before", before), ("job", job),
-                                    ("after", after), ("checks", checks))}  # fmt: skip
+                                    ("after", after), ("checks", checks),
+                                    ("guard_before", guard_before))}  # fmt: skip
     print(f"\n{case.name} (median of {runs})")
     print(f"  helm upgrade            {m['hooked']:6.2f} s   --no-hooks {m['bare']:6.2f} s"
           f"   the guard adds {m['hooked'] - m['bare']:5.2f} s")  # fmt: skip
@@ -130,12 +144,19 @@ def bench(case: Case, env: dict[str, str], clock: JobClock, runs: int, helm: str
     print(f"    after it ends         {m['after']:6.2f} s   (Helm sees it done, applies)")
     print(f"  helm guard upgrade      {m['guard']:6.2f} s   --dry-run=server {m['dry']:6.2f} s"
           f"   ratio {m['guard'] / m['dry']:.2f}")  # fmt: skip
+    if baseline:
+        print(f"    with {baseline}/upgrade-guard {m['guard_before']:6.2f} s"
+              f"   ratio {m['guard_before'] / m['dry']:.2f}")  # fmt: skip
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--baseline", type=Path, help="another checkout's .venv/bin")
     args = parser.parse_args()
+    if args.baseline and not (args.baseline / "upgrade-guard").is_file():
+        print(f"--baseline {args.baseline}: no upgrade-guard there", file=sys.stderr)
+        return 2
     binaries = find_binaries()
     image = built_guard_image()
     if binaries.missing() or image is None:
@@ -175,7 +196,7 @@ def main() -> int:
                                env=env, capture_output=True, check=True)  # fmt: skip
                 _, done = _timed([helm, "install", case.release, case.chart, *case.flags], env)
                 assert done.returncode == 0, done.stderr[-2000:]
-                bench(case, env, clock, args.runs, helm)
+                bench(case, env, clock, args.runs, helm, args.baseline)
         finally:
             runner.stop()
             kubelet.stop()
