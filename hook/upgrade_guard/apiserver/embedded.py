@@ -30,7 +30,9 @@ def violations(
     value: Any, schema: values.Schema | None, path: str = "", memo: Memo | None = None
 ) -> list[Violation]:
     """Violations in ``value``; ``memo``: see :func:`values.walk_remembered`."""
-    if schema is not None and schema.get("x-kubernetes-embedded-resource"):
+    if schema is None or not values.uses(schema, "x-kubernetes-embedded-resource"):
+        return []
+    if schema.get("x-kubernetes-embedded-resource"):
         memo = None  # the root's own check is not per child
     return values.walk_remembered(value, schema, path, memo, _walk)
 

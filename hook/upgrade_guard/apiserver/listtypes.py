@@ -20,6 +20,8 @@ def violations(
     value: Any, schema: values.Schema | None, path: str = "", memo: Memo | None = None
 ) -> list[Violation]:
     """Violations in ``value``; ``memo``: see :func:`values.walk_remembered`."""
+    if schema is None or not values.uses(schema, "x-kubernetes-list-type"):
+        return []
     return values.walk_remembered(value, schema, path, memo, _walk)
 
 
