@@ -105,11 +105,18 @@ def as_json(project: Path, into: Path) -> Path:
     return target
 
 
+def projects(corpus: Path, names: list[str] | None) -> list[Path]:
+    """The corpus's projects (a folder with SOURCE.txt), only those named where names are
+    given."""
+    found = sorted(p for p in corpus.iterdir() if (p / "SOURCE.txt").is_file())
+    return [p for p in found if p.name in names] if names else found
+
+
 def _pairs(project: Path) -> list[tuple[Path, Path]]:
     return list(itertools.pairwise(tags(project)))
 
 
-def _median_time(
+def median_time(
     runs: int, work: Callable[[], Any], clock: Callable[[], float] = time.perf_counter
 ) -> float:
     times = []
@@ -209,15 +216,15 @@ def measure(project: Path, runs: int) -> dict[str, Any]:
             for _ in read_documents_faithful(data):
                 pass
 
-    parse = _median_time(runs, floor)
-    libyaml = float("nan") if json_input else _median_time(runs, without_fast_path)
+    parse = median_time(runs, floor)
+    libyaml = float("nan") if json_input else median_time(runs, without_fast_path)
     loaded = {side: crds_from(load_documents(str(side))) for pair in steps for side in pair}
 
     def compare_all() -> None:
         for old, new in steps:
             engine.compare_crds(loaded[old], loaded[new])
 
-    compare = _median_time(runs, compare_all)
+    compare = median_time(runs, compare_all)
     return {
         "pairs": len(steps),
         "mb_read": sum(map(len, contents)) / 1e6,
@@ -277,8 +284,8 @@ def _line(row: dict[str, Any]) -> str:
 def small_documents(count: int, runs: int) -> tuple[float, float]:
     """Seconds to read a stream of count small documents: fast path, libyaml alone."""
     data = b"".join(b"---\nkind: A\nname: n%d\nspec: {a: [1, 2]}\n" % i for i in range(count))
-    fast = _median_time(runs, lambda: read_fast(data, MAX_DEPTH, plain_differs))
-    libyaml = _median_time(runs, lambda: list(read_documents_faithful(data)))
+    fast = median_time(runs, lambda: read_fast(data, MAX_DEPTH, plain_differs))
+    libyaml = median_time(runs, lambda: list(read_documents_faithful(data)))
     return fast, libyaml
 
 
@@ -309,9 +316,6 @@ def main() -> int:
     if not args.corpus.is_dir():
         print(f"bench: no corpus at {args.corpus}", file=sys.stderr)
         return 2
-    projects = sorted(p for p in args.corpus.iterdir() if (p / "SOURCE.txt").is_file())
-    if args.project:
-        projects = [p for p in projects if p.name in args.project]
     print(f"medians of {args.runs} runs; each project and input in a fresh process; seconds")
     print(
         f"{'project':<22} {'input':<5} {'pairs':>5} {'MB read':>8} {'wall':>8} {'cpu':>8}"
@@ -321,7 +325,7 @@ def main() -> int:
     )
     rows = []
     with tempfile.TemporaryDirectory(prefix="ug-bench-json-") as scratch:
-        for project in projects:
+        for project in projects(args.corpus, args.project):
             for kind in INPUTS:
                 source = project if kind == "yaml" else as_json(project, Path(scratch))
                 row = {"project": project.name, "input": kind}

@@ -26,12 +26,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,20 +39,11 @@ sys.path.insert(0, str(REPO / "tools"))
 import orjson  # noqa: E402
 import ryml  # type: ignore[import-untyped]  # noqa: E402
 
-from bench import DEFAULT_CORPUS, SUFFIXES, as_json, tags  # noqa: E402
+from bench import DEFAULT_CORPUS, SUFFIXES, as_json, median_time, projects, tags  # noqa: E402
 from upgrade_guard.load.documents import documents_of  # noqa: E402
 from upgrade_guard.load.yaml_reader import read_documents_faithful  # noqa: E402
 
 BUILD = REPO / "tools" / "goyaml" / "build.sh"
-
-
-def _median(runs: int, work: Callable[[], Any]) -> float:
-    times = []
-    for _ in range(runs):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def _raw_yaml(data: bytes) -> None:
@@ -108,10 +96,10 @@ def measure(project: Path, goyaml: Path, runs: int) -> dict[str, Any]:
 
     return {
         "mb": sum(len(data) for _, data in contents) / 1e6,
-        "ours": _median(runs, ours),
+        "ours": median_time(runs, ours),
         "kubernetes": _kubernetes(goyaml, files, runs),
-        "raw": _median(runs, raw),
-        "libyaml": float("nan") if json_input else _median(runs, libyaml),
+        "raw": median_time(runs, raw),
+        "libyaml": float("nan") if json_input else median_time(runs, libyaml),
     }
 
 
@@ -125,16 +113,16 @@ def main() -> int:
     if built.returncode != 0:
         raise SystemExit(f"bench_readers: {BUILD} failed:\n{built.stdout}{built.stderr}")
     goyaml = Path(built.stdout.strip().splitlines()[-1]) / "goyaml"
-    projects = sorted(p for p in args.corpus.iterdir() if (p / "SOURCE.txt").is_file())
-    if args.project:
-        projects = [p for p in projects if p.name in args.project]
+    if not args.corpus.is_dir():
+        print(f"bench_readers: no corpus at {args.corpus}", file=sys.stderr)
+        return 2
     print(f"medians of {args.runs} runs, seconds, in-process (no start-up, no file reads)")
     print(
         f"{'project':<22} {'input':<5} {'MB':>6} {'ours':>7} {'kubernetes':>10} {'raw':>7}"
         f" {'libyaml':>7} {'ours/kubernetes':>15} {'ours/raw':>8}"
     )
     with tempfile.TemporaryDirectory(prefix="ug-bench-readers-") as scratch:
-        for project in projects:
+        for project in projects(args.corpus, args.project):
             for kind in ("yaml", "json"):
                 source = project if kind == "yaml" else as_json(project, Path(scratch))
                 row = measure(source, goyaml, args.runs)
