@@ -13,6 +13,7 @@ if [ $# -lt 2 ]; then
   sed -n '2,9p' "$0" >&2
   exit 2
 fi
+script="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/$(basename "${BASH_SOURCE[0]}")"
 dir="$(cd "$1" && pwd)"
 package="$2"
 shift 2
@@ -27,7 +28,7 @@ for arg in "$@"; do
   esac
 done
 
-key="$(cd "$dir" && cat "${BASH_SOURCE[0]}" go.mod go.sum $(ls ./*.go 2>/dev/null) | sha256sum | cut -c1-16)"
+key="$(cd "$dir" && shopt -s nullglob && cat "$script" go.mod go.sum ./*.go | sha256sum | cut -c1-16)"
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/upgrade-guard/$name"
 bin="$cache_root/$key/bin"
 
