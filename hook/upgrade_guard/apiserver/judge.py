@@ -19,12 +19,15 @@ running; list set/map uniqueness is checked on UPDATE only if the old object met
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from . import cel_rules, embedded, listtypes, minors, readback, values
+from . import embedded, listtypes, minors, readback, values
 from .correlation import Correlation
 from .openapi import OpenAPIValidator
 from .violations import NotEvaluated, Violation
+
+if TYPE_CHECKING:
+    from .cel_rules import RuleEvaluator
 
 _BLOCKING = frozenset({"type", "enum", "required", "maxLength", "maxItems", "maxProperties"})
 _SERVER_METADATA = ("uid", "resourceVersion", "creationTimestamp", "generation", "managedFields")
@@ -60,13 +63,14 @@ class Judge:
         self.ratcheting = kube_version >= (1, 30)
         self.status_ratcheting = kube_version >= minors.STATUS_RATCHETED
         self.openapi = OpenAPIValidator(kube_version)
-        self.rules = cel_rules.RuleEvaluator(schema, kube_version)
+        self.rules = _rule_evaluator(schema, kube_version)
         self._lists: listtypes.Memo = {}
         self._embedded: embedded.Memo = {}
 
     def _forget(self) -> None:
         """Drop what one judgement remembered of the objects it saw."""
-        self.rules.forget()
+        if self.rules is not None:
+            self.rules.forget()
         self._lists.clear()
         self._embedded.clear()
 
@@ -155,13 +159,25 @@ class Judge:
     ) -> Attempt:
         unchecked = list(self.openapi.unchecked)
         self.openapi.unchecked.clear()
-        if any(v.check in _BLOCKING or v.detail == "Required value" for v in found):
+        if self.rules is None or any(
+            v.check in _BLOCKING or v.detail == "Required value" for v in found
+        ):
             return Attempt(tuple(sorted(found)), tuple(sorted(unchecked)))  # CEL rules not run
         outcome = self.rules.evaluate(obj, old, correlation, ratcheting)
         return Attempt(
             tuple(sorted(found + outcome.violations)),
             tuple(sorted(unchecked + outcome.not_evaluated)),
         )
+
+
+def _rule_evaluator(schema: values.Schema, kube_version: tuple[int, int]) -> RuleEvaluator | None:
+    """The evaluator of the schema's CEL rules; None where it holds none, and then the CEL
+    runtime (a C++ extension, about 0.02 s to load) is not imported."""
+    if not values.uses(schema, "x-kubernetes-validations"):
+        return None
+    from .cel_rules import RuleEvaluator
+
+    return RuleEvaluator(schema, kube_version)
 
 
 def _with_label(meta: Any) -> dict[str, Any]:
