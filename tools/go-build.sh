@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds (or reuses) a Go program the benchmarks run beside ours: PACKAGE of the Go module in
 # DIR, at the versions its go.mod/go.sum pin. The binary, named after DIR, is cached outside
-# the checkout, keyed by DIR's go.mod, go.sum and Go files and this script:
+# the checkout, keyed by PACKAGE, DIR's go.mod, go.sum and Go files, and this script:
 #   ${XDG_CACHE_HOME:-~/.cache}/upgrade-guard/NAME/<key>/bin/NAME
 #
 # Usage: tools/go-build.sh DIR PACKAGE [--print-bin-dir]
@@ -28,7 +28,8 @@ for arg in "$@"; do
   esac
 done
 
-key="$(cd "$dir" && shopt -s nullglob && cat "$script" go.mod go.sum ./*.go | sha256sum | cut -c1-16)"
+key="$(cd "$dir" && shopt -s nullglob && { echo "$package"; cat "$script" go.mod go.sum ./*.go; } \
+  | sha256sum | cut -c1-16)"
 cache_root="${XDG_CACHE_HOME:-$HOME/.cache}/upgrade-guard/$name"
 bin="$cache_root/$key/bin"
 

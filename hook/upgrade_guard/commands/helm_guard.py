@@ -1,4 +1,4 @@
-"""`upgrade-guard helm`: what `helm guard` runs (the Helm plugin in ``helm-plugin/``).
+"""`upgrade-guard helm`: what `helm guard` runs (the Helm plugin in ``helm-guard/``).
 
 ``helm guard upgrade|install RELEASE CHART [helm flags]`` has helm itself render what it
 would apply: ``helm upgrade|install ... --dry-run=server --output json`` with the admin's own
